@@ -1,0 +1,1 @@
+"""Jobs: the only layer that builds SparkSessions, reads, writes, configures and logs."""

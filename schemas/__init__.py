@@ -1,0 +1,1 @@
+"""Explicit StructType contracts, one module per table, with each table's partition columns."""

@@ -1,0 +1,1 @@
+"""Pure DataFrame transforms and column functions; no I/O, no session, no collect."""
