@@ -1,0 +1,70 @@
+"""bronze.raw_lines: one log record per row (multi-line records folded into their header line)."""
+
+from __future__ import annotations
+
+from pyspark.sql.types import (
+    DateType,
+    IntegerType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+TABLE_NAME = "raw_lines"
+PARTITION_COLUMNS: tuple[str, ...] = ("log_date",)
+
+#: Families a bronze record can belong to (``family`` column); null = out of scope.
+FAMILY_AUTHZ = "authz"
+FAMILY_AUTH = "auth"
+FAMILY_REQUEST = "request"
+FAMILY_TOKEN = "token"
+FAMILY_CONNECT_REST = "connect_rest"
+FAMILY_CONNECT_WORKER = "connect_worker"
+FAMILIES: tuple[str, ...] = (
+    FAMILY_AUTHZ,
+    FAMILY_AUTH,
+    FAMILY_REQUEST,
+    FAMILY_TOKEN,
+    FAMILY_CONNECT_REST,
+    FAMILY_CONNECT_WORKER,
+)
+
+RAW_LINES = StructType(
+    [
+        StructField("run_id", StringType(), False),
+        # Absolute URI of the file as Spark read it (file:/..., s3a://...).
+        StructField("source_path", StringType(), False),
+        # 1-based number of the record's first physical line in its file.
+        StructField("line_number", LongType(), False),
+        # Physical lines folded into this record (1 + continuation lines such as a stack trace).
+        StructField("line_count", IntegerType(), False),
+        # Broker / controller node id or Connect worker id; see node_id_source.
+        StructField("node_id", StringType(), True),
+        # 'config' (server.properties beside the log), 'log_prefix' (nodeId=/brokerId=), 'folder'.
+        StructField("node_id_source", StringType(), True),
+        # 'log4j' [ts] LEVEL msg (logger), 'log4j_line' (logger:line), 'strimzi' ts LEVEL msg
+        # (logger) [thread], 'bare' LEVEL msg (logger) with no timestamp, 'unknown'.
+        StructField("layout", StringType(), False),
+        # Text before the log4j header that a container runtime or syslog added, if any.
+        StructField("line_prefix", StringType(), True),
+        # Log4j timestamp converted from the source's declared time zone to UTC.
+        StructField("log_ts", TimestampType(), True),
+        StructField("level", StringType(), True),
+        StructField("logger", StringType(), True),
+        # Source line number from '(logger:NNN)' layouts.
+        StructField("logger_line", IntegerType(), True),
+        # Thread name from the Strimzi layout's trailing '[thread]'.
+        StructField("thread", StringType(), True),
+        # Message text between the level and ' (logger)', secrets redacted.
+        StructField("message", StringType(), True),
+        # Continuation lines (stack trace) joined with '\n', secrets redacted.
+        StructField("continuation", StringType(), True),
+        # The record's first physical line, secrets redacted.
+        StructField("raw", StringType(), False),
+        # One of FAMILIES or null (out of scope).
+        StructField("family", StringType(), True),
+        StructField("log_date", DateType(), True),
+    ]
+)
