@@ -1,0 +1,211 @@
+"""Run configuration: TOML files (``conf/*.toml``) and CLI overrides, into frozen dataclasses.
+
+Every error names the file, the key and what was expected (``ConfigError``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from jobs.errors import ConfigError
+
+ENGINES = ("auto", "native", "embedded")
+
+
+def check_time_zone(zone: str, where: str) -> str:
+    """Return ``zone`` if it is a valid IANA zone id, else raise ConfigError naming ``where``."""
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError) as error:
+        raise ConfigError(f"{where}: unknown time zone {zone!r} (expected e.g. UTC)") from error
+    return zone
+
+
+def parse_instant(text: str, where: str) -> datetime:
+    """Parse ``2026-11-20`` or an ISO-8601 date-time into an aware UTC datetime.
+
+    A value without an offset is taken as UTC. Raises ConfigError naming ``where``.
+    """
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as error:
+        raise ConfigError(
+            f"{where}: {text!r} is not a date or ISO-8601 timestamp (e.g. 2026-11-20)"
+        ) from error
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """One input path (file, folder or glob) and how to read it.
+
+    Attributes:
+        path: local file, folder of node folders, or glob.
+        time_zone: zone of the log4j timestamps in these files (they carry no offset).
+        node_id: force the node id of every file under ``path`` (else discovered).
+    """
+
+    path: str
+    time_zone: str = "UTC"
+    node_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.path:
+            raise ConfigError("sources: 'path' must not be empty")
+        check_time_zone(self.time_zone, f"source {self.path!r} time_zone")
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one pipeline run needs; validated on construction.
+
+    Attributes:
+        sources: the inputs.
+        lake: root folder (or URI) of the Delta tables.
+        start / end: the run window [start, end) in UTC, whole days; None = all records.
+        engine: ``auto``, ``native`` (delta-spark) or ``embedded`` (delta-rs).
+        run_id: identifies the run; reusing it makes already-committed writes no-ops.
+        master: Spark master when the job builds its own session (None = keep spark-submit's).
+        spark_conf: extra Spark settings.
+    """
+
+    sources: tuple[SourceSpec, ...]
+    lake: str
+    start: datetime | None = None
+    end: datetime | None = None
+    engine: str = "auto"
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    master: str | None = "local[*]"
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.sources:
+            raise ConfigError("no input: give --input PATH or [[sources]] in the config file")
+        if not self.lake:
+            raise ConfigError("no lake: give --lake PATH or run.lake in the config file")
+        if self.engine not in ENGINES:
+            raise ConfigError(f"run.engine: {self.engine!r} is not one of {', '.join(ENGINES)}")
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and value.timetz() != time(0, tzinfo=UTC):
+                raise ConfigError(
+                    f"run.{name}: {value.isoformat()} is not a UTC midnight; the run window "
+                    "must be whole UTC days, because tables are partitioned by date and a "
+                    "re-run replaces whole date partitions"
+                )
+        if self.start and self.end and self.start >= self.end:
+            raise ConfigError(
+                f"run window: start {self.start.isoformat()} is not before end "
+                f"{self.end.isoformat()}"
+            )
+
+    def window_dates(self) -> list[date] | None:
+        """The UTC dates the window covers, or None when the run has no window.
+
+        Raises ConfigError when only one of start / end is set.
+        """
+        if self.start is None and self.end is None:
+            return None
+        if self.start is None or self.end is None:
+            raise ConfigError("run window: give both --start and --end, or neither")
+        days = (self.end - self.start).days
+        return [self.start.date() + timedelta(days=i) for i in range(days)]
+
+
+def _table(document: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:
+    value = document.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{path}: [{key}] must be a table")
+    return value
+
+
+def _str(table: Mapping[str, Any], key: str, path: Path, section: str) -> str | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, date | datetime):
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise ConfigError(f"{path}: {section}.{key} must be a string, got {value!r}")
+    return value
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """Read a TOML config file into RunConfig keyword arguments (relative paths resolved
+    against the file's folder).
+
+    Raises:
+        ConfigError: unreadable file, TOML syntax error, wrong types.
+    """
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read config file ({error.strerror})") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML ({error})") from error
+    run = _table(document, "run", path)
+    spark = _table(document, "spark", path)
+    base = path.parent
+    kwargs: dict[str, Any] = {}
+    if (lake := _str(run, "lake", path, "run")) is not None:
+        kwargs["lake"] = str(base / lake) if "://" not in lake else lake
+    for key in ("start", "end"):
+        if (text := _str(run, key, path, "run")) is not None:
+            kwargs[key] = parse_instant(text, f"{path}: run.{key}")
+    if (engine := _str(run, "engine", path, "run")) is not None:
+        kwargs["engine"] = engine
+    if (master := _str(spark, "master", path, "spark")) is not None:
+        kwargs["master"] = master
+    conf = _table(spark, "conf", path)
+    kwargs["spark_conf"] = {str(k): str(v) for k, v in conf.items()}
+    default_tz = _str(run, "time_zone", path, "run") or "UTC"
+    sources = document.get("sources", [])
+    if not isinstance(sources, list):
+        raise ConfigError(f"{path}: [[sources]] must be an array of tables")
+    specs = []
+    for index, item in enumerate(sources):
+        where = f"sources[{index}]"
+        if not isinstance(item, Mapping) or not _str(item, "path", path, where):
+            raise ConfigError(f"{path}: {where} needs a 'path' string")
+        source_path = str(item["path"])
+        if not Path(source_path).is_absolute():
+            source_path = str(base / source_path)
+        specs.append(
+            SourceSpec(
+                path=source_path,
+                time_zone=_str(item, "time_zone", path, where) or default_tz,
+                node_id=_str(item, "node_id", path, where),
+            )
+        )
+    kwargs["sources"] = tuple(specs)
+    kwargs["default_time_zone"] = check_time_zone(default_tz, f"{path}: run.time_zone")
+    return kwargs
+
+
+def build_config(file_kwargs: Mapping[str, Any], **overrides: Any) -> RunConfig:
+    """Merge config-file values with CLI overrides (CLI wins; ``None`` means not given)."""
+    merged = {k: v for k, v in file_kwargs.items() if k != "default_time_zone"}
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        if key == "sources":
+            merged["sources"] = tuple(merged.get("sources", ())) + tuple(value)
+        else:
+            merged[key] = value
+    merged.setdefault("sources", ())
+    merged.setdefault("lake", "")
+    return RunConfig(**merged)
+
+
+def with_run_id(config: RunConfig, run_id: str | None) -> RunConfig:
+    """Return ``config`` with ``run_id`` replaced when one is given."""
+    return replace(config, run_id=run_id) if run_id else config

@@ -1,0 +1,177 @@
+"""Find the log files behind the run's inputs and the node each one belongs to.
+
+A node's logs usually sit in one folder, often beside its configuration: a ``*.properties``
+file there (Kafka ``server.properties`` / ``broker.properties`` / ``controller.properties``, or a
+Connect worker's ``connect-distributed.properties``) is that node's config. Properties files are
+configuration, never log records; they are read with ``javaproperties``.
+"""
+
+from __future__ import annotations
+
+import glob
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import javaproperties
+
+from jobs.config import SourceSpec
+from jobs.errors import ConfigError, InputError
+
+log = logging.getLogger(__name__)
+
+#: File names taken from folders: Kafka's and Connect's logs, rotated (``server.log.1``,
+#: ``server.log.2026-11-20-13``) and gzipped, and ``*.out`` / ``*.txt`` captures.
+LOG_FILE_NAME = re.compile(
+    r"\.log(?:\.[\w.-]+)?$|\.log\.gz$|\.out(?:\.\d+)?(?:\.gz)?$|\.txt(?:\.gz)?$"
+)
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """A node's properties file and what it says about the node.
+
+    Attributes:
+        path: the properties file.
+        properties: every key, as Kafka would read it (Java properties syntax).
+        node_id: ``node.id`` / ``broker.id`` (Kafka), ``client.id`` or
+            ``connect-<rest.advertised.host.name>:<rest.advertised.port>`` (Connect), or None.
+        role: ``broker``, ``controller``, ``broker,controller`` (``process.roles``) or
+            ``connect``.
+    """
+
+    path: Path
+    properties: Mapping[str, str]
+    node_id: str | None
+    role: str
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One log file to ingest and the node it belongs to."""
+
+    path: Path
+    node_key: str
+    node_folder_name: str
+    time_zone: str
+    config: NodeConfig | None
+    forced_node_id: str | None
+
+    @property
+    def node_id(self) -> str | None:
+        """The node id the configuration gives (forced id first), else None."""
+        return self.forced_node_id or (self.config.node_id if self.config else None)
+
+
+def read_properties(path: Path) -> dict[str, str]:
+    """Read a Java ``.properties`` file (escapes, continuations, ``:`` / ``=`` separators).
+
+    Raises:
+        ConfigError: the file cannot be read or decoded.
+    """
+    try:
+        with path.open("r", encoding="latin-1") as handle:
+            return dict(javaproperties.load(handle))
+    except (OSError, ValueError) as error:
+        raise ConfigError(f"{path}: cannot read properties file ({error})") from error
+
+
+def node_config(path: Path) -> NodeConfig | None:
+    """Interpret a properties file as a Kafka server or Connect worker config, else None."""
+    props = read_properties(path)
+    if "config.storage.topic" in props or "offset.storage.topic" in props:
+        host, port = props.get("rest.advertised.host.name"), props.get("rest.advertised.port")
+        worker_id = props.get("client.id") or (f"connect-{host}:{port}" if host and port else None)
+        return NodeConfig(path, props, worker_id, "connect")
+    if any(key in props for key in ("node.id", "broker.id", "process.roles", "listeners")):
+        node_id = props.get("node.id") or props.get("broker.id")
+        if node_id is not None and node_id.strip() in ("", "-1"):
+            node_id = None
+        role = props.get("process.roles", "broker").replace(" ", "") or "broker"
+        return NodeConfig(path, props, node_id.strip() if node_id else None, role)
+    return None
+
+
+def folder_config(folder: Path) -> NodeConfig | None:
+    """The node config in ``folder``: the one properties file that describes a node.
+
+    Several node configs with different ids in one folder are ambiguous: none is used and a
+    warning says so.
+    """
+    configs = [c for p in sorted(folder.glob("*.properties")) if (c := node_config(p)) is not None]
+    with_id = [c for c in configs if c.node_id is not None]
+    if len({c.node_id for c in with_id}) > 1:
+        names = ", ".join(c.path.name for c in with_id)
+        log.warning("%s: several node configs (%s); node ids come from the logs", folder, names)
+        return None
+    return with_id[0] if with_id else (configs[0] if configs else None)
+
+
+def _expand(spec: SourceSpec) -> list[Path]:
+    pattern = os.path.expanduser(spec.path)
+    if glob.has_magic(pattern):
+        matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
+        if not matches:
+            raise InputError(f"input {spec.path!r}: the pattern matches no file")
+    else:
+        matches = [Path(pattern)]
+    files: list[Path] = []
+    for match in matches:
+        if match.is_dir():
+            found = sorted(
+                p
+                for p in match.rglob("*")
+                if p.is_file() and not p.name.startswith(".") and LOG_FILE_NAME.search(p.name)
+            )
+            if not found:
+                log.warning("input %s: folder holds no log files (*.log*, *.out, *.txt)", match)
+            files.extend(found)
+        elif match.is_file():
+            files.append(match)
+        else:
+            raise InputError(f"input {spec.path!r}: no such file or folder")
+    for path in files:
+        if not os.access(path, os.R_OK):
+            raise InputError(f"input {path}: file is not readable")
+    return files
+
+
+def discover_sources(specs: Sequence[SourceSpec]) -> list[SourceFile]:
+    """List every log file of the inputs with its node folder and node config.
+
+    Raises:
+        InputError: a path does not exist, a glob matches nothing, a file is unreadable, or
+            the inputs hold no log file at all.
+        ConfigError: a properties file beside the logs cannot be read.
+    """
+    seen: dict[Path, SourceFile] = {}
+    configs: dict[Path, NodeConfig | None] = {}
+    for spec in specs:
+        for path in _expand(spec):
+            resolved = path.resolve()
+            folder = resolved.parent
+            if folder not in configs:
+                configs[folder] = folder_config(folder)
+            seen.setdefault(
+                resolved,
+                SourceFile(
+                    path=resolved,
+                    node_key=str(folder),
+                    node_folder_name=folder.name,
+                    time_zone=spec.time_zone,
+                    config=configs[folder],
+                    forced_node_id=spec.node_id,
+                ),
+            )
+    if not seen:
+        raise InputError("the inputs hold no log file (*.log*, *.out, *.txt, or a file path)")
+    return list(seen.values())
+
+
+def source_rows(sources: Iterable[SourceFile]) -> list[tuple[str, str, str, str | None, str]]:
+    """Rows for the small ``sources`` DataFrame: (source_path, node_key, node_folder_name,
+    config_node_id, time_zone), with source_path as the local path Spark reports."""
+    return [(str(s.path), s.node_key, s.node_folder_name, s.node_id, s.time_zone) for s in sources]

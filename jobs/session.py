@@ -1,0 +1,57 @@
+"""Build the SparkSession for the CLI and the spark-submit driver (UTC, quiet, no UI)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+
+from pyspark.sql import SparkSession
+
+from jobs.java import ensure_java
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CONF: Mapping[str, str] = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -Duser.timezone=UTC",
+    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+}
+
+
+def build_session(
+    app_name: str, master: str | None, conf: Mapping[str, str] | None = None
+) -> SparkSession:
+    """Return the active SparkSession, or build one with the project's settings.
+
+    Args:
+        app_name: Spark application name.
+        master: ``local[*]`` and the like when the job runs as a plain Python program; None to
+            keep what spark-submit configured.
+        conf: extra settings; they override DEFAULT_CONF, except that the session time zone
+            stays UTC (every ``*_ts`` column is UTC).
+
+    Raises:
+        EngineError: no Java 17 / 21 available for a local session.
+    """
+    if SparkSession.getActiveSession() is None and master is not None:
+        log.info("%s", ensure_java())
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if master is not None and master.startswith("local"):
+        # Python workers (the Delta writer, pandas UDFs) need this interpreter's packages; the
+        # default, ``python3`` from PATH, may lack pyarrow and deltalake.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    settings = {**DEFAULT_CONF, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
