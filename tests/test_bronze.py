@@ -1,0 +1,145 @@
+"""Bronze: line numbering, multi-line folding, node identity, secret redaction."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from transforms.bronze import fold_records, number_lines, with_node_id
+from transforms.redaction import redact_secrets
+
+HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
+
+
+def _lines(spark: SparkSession, values: list[tuple[str, str | None]]) -> DataFrame:
+    """Physical lines of files, as ingest reads them: split 0, increasing row order."""
+    return spark.createDataFrame(
+        [(path, 0, i, value) for i, (path, value) in enumerate(values)],
+        "source_path string, block_start long, row_order long, value string",
+    )
+
+
+def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
+    lines = _lines(
+        spark,
+        [
+            ("/a.log", "\tat orphan.Frame(Frame.java:1)"),  # the file starts mid-trace
+            ("/a.log", "# source: a comment"),
+            ("/a.log", HEADER.format(1, "one")),
+            ("/a.log", "java.lang.IllegalStateException: x"),
+            ("/a.log", "\tat a.B(B.java:2)"),
+            ("/a.log", ""),
+            ("/a.log", HEADER.format(2, "two")),
+            ("/b.log", HEADER.format(3, "three")),
+        ],
+    )
+    got = fold_records(number_lines(lines)).select(
+        "source_path", "line_number", "line_count", "layout", "message", "continuation"
+    )
+    expected = spark.createDataFrame(
+        [
+            ("/a.log", 1, 1, "unknown", None, None),
+            ("/a.log", 3, 3, "log4j", "boom one",
+             "java.lang.IllegalStateException: x\n\tat a.B(B.java:2)"),
+            ("/a.log", 7, 1, "log4j", "boom two", None),
+            ("/b.log", 1, 1, "log4j", "boom three", None),
+        ],
+        "source_path string, line_number long, line_count int, layout string, message string, "
+        "continuation string",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_line_order_follows_split_offsets_not_row_ids(spark: SparkSession) -> None:
+    """A file read in two splits: the second split's rows can carry smaller row ids."""
+    lines = spark.createDataFrame(
+        [
+            ("/a.log", 100, 1, HEADER.format(2, "second")),
+            ("/a.log", 0, 9, HEADER.format(1, "first")),
+        ],
+        "source_path string, block_start long, row_order long, value string",
+    )
+    got = number_lines(lines).select("line_number", "message")
+    expected = spark.createDataFrame(
+        [(1, "boom first"), (2, "boom second")], "line_number long, message string"
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def _records(spark: SparkSession, rows: list[tuple[str, str | None, str | None]]) -> DataFrame:
+    return spark.createDataFrame(
+        [(path, i + 1, ts, msg) for i, (path, ts, msg) in enumerate(rows)],
+        "source_path string, line_number long, ts_text string, message string",
+    )
+
+
+def test_node_id_precedence(spark: SparkSession) -> None:
+    sources = spark.createDataFrame(
+        [
+            ("/n1/server.log", "/n1", "n1", "7", "UTC"),  # config says 7
+            ("/b2/server.log", "/b2", "b2", None, "Europe/Berlin"),
+            ("/b2/kafka-authorizer.log", "/b2", "b2", None, "UTC"),
+            ("/mix/a.log", "/mix", "mix", None, "UTC"),
+            ("/mix/b.log", "/mix", "mix", None, "UTC"),
+        ],
+        "source_path string, node_key string, node_folder_name string, "
+        "config_node_id string, time_zone string",
+    )
+    records = _records(
+        spark,
+        [
+            ("/n1/server.log", "2026-11-20 10:00:00,000", "[SocketServer brokerId=3] x"),
+            ("/b2/server.log", "2026-11-20 10:00:00,000", "[SocketServer listenerType=BROKER, nodeId=2] x"),
+            ("/b2/server.log", "2026-11-20 10:00:00,000", "no id here"),
+            ("/b2/kafka-authorizer.log", "2026-11-20 23:30:00,000", "Principal = User:a ..."),
+            ("/mix/a.log", None, "[SocketServer brokerId=1] x"),
+            ("/mix/a.log", None, "[QuorumController id=4] y"),
+            ("/mix/a.log", None, "no id"),
+            ("/mix/b.log", None, "no id"),
+        ],
+    )  # fmt: skip
+    got = with_node_id(records, sources).select(
+        "source_path", "line_number", "node_id", "node_id_source", "log_ts", "log_date"
+    )
+    berlin = datetime(2026, 11, 20, 9, 0)
+    utc = datetime(2026, 11, 20, 23, 30)
+    expected = spark.createDataFrame(
+        [
+            ("/n1/server.log", 1, "7", "config", datetime(2026, 11, 20, 10), date(2026, 11, 20)),
+            ("/b2/server.log", 2, "2", "log_prefix", berlin, date(2026, 11, 20)),
+            ("/b2/server.log", 3, "2", "log_prefix", berlin, date(2026, 11, 20)),
+            ("/b2/kafka-authorizer.log", 4, "2", "log_prefix", utc, date(2026, 11, 20)),
+            ("/mix/a.log", 5, "1", "log_prefix", None, None),
+            ("/mix/a.log", 6, "4", "log_prefix", None, None),
+            ("/mix/a.log", 7, "mix", "folder", None, None),  # two ids in file and folder
+            ("/mix/b.log", 8, "mix", "folder", None, None),
+        ],
+        "source_path string, line_number long, node_id string, node_id_source string, "
+        "log_ts timestamp, log_date date",
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_secrets_are_redacted_in_every_rendering(spark: SparkSession) -> None:
+    hmac = (
+        "lRd1Ylj4ZcEkmYyDxXF4bSPcdYd4J+vWgVj2gR9q1E2a0o7/ZgB3dJ5y7W7kE6yk0J0oFqK2e1aH3CvX6tJ2XA=="
+    )
+    rows = [
+        ('{"request":{"hmac":"' + hmac + '","renewPeriodMs":1}}',
+         '{"request":{"hmac":"[REDACTED]","renewPeriodMs":1}}'),
+        ('{"request":{"authBytes":"AHVzZXIAcGFzcw=="}}', '{"request":{"authBytes":"[REDACTED]"}}'),
+        ('{"request":{"requestData":"ACwAAQ==","requestPrincipal":"AAAFVXNlcg=="}}',
+         '{"request":{"requestData":"[REDACTED]","requestPrincipal":"AAAFVXNlcg=="}}'),
+        ('{"response":{"hmac":null}}', '{"response":{"hmac":null}}'),
+        ("RenewDelegationTokenRequestData(hmac=[12, -3, 44], renewPeriodMs=-1)",
+         "RenewDelegationTokenRequestData(hmac=[REDACTED], renewPeriodMs=-1)"),
+        ("x(hmac=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64], y=1)", "x(hmac=[REDACTED], y=1)"),
+        ("no secret here", "no secret here"),
+        (None, None),
+    ]  # fmt: skip
+    df = spark.createDataFrame(rows, "text string, expected string")
+    got = df.select(redact_secrets(F.col("text")).alias("text"))
+    assertDataFrameEqual(got, df.select(F.col("expected").alias("text")), checkRowOrder=True)

@@ -1,0 +1,181 @@
+"""Bronze: physical lines -> one log record per row, with layout, time, node identity, family.
+
+The steps, each a pure transform the ingest job chains with ``DataFrame.transform``:
+``number_lines`` -> ``fold_records`` -> ``with_node_id`` -> ``with_family`` -> ``to_raw_lines``.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from schemas.raw_lines import RAW_LINES
+from transforms.families import family_of
+from transforms.layout import local_log_ts, with_header_fields
+from transforms.redaction import redact_secrets
+
+#: Physical line kinds that are not log records (``line_kind``).
+COMMENT = "comment"
+BLANK = "blank"
+HEADER = "header"
+CONTINUATION = "continuation"
+
+# Prefixes under which Kafka writes its own node id (kafka-log-formats.md sections 1, 3, 4, 6):
+# SocketServer 2.8+/2.x, QuorumController, the token manager, StandardAuthorizer, KafkaServer,
+# and the Connect herder's LogContext (the worker's client id).
+_NODE_ID_PATTERN = (
+    r"(?:nodeId=|brokerId=|\[QuorumController id=|\[Token Manager on Node |"
+    r"\[StandardAuthorizer |\[KafkaServer id=|\[BrokerServer id=|\[ControllerServer id=|"
+    r"\[Worker clientId=)([^,\]\s]+)"
+)
+
+
+def number_lines(lines: DataFrame) -> DataFrame:
+    """Number physical lines within each file and mark what kind of line each one is.
+
+    Input columns:
+        source_path (string), block_start (long): byte offset of the file split the line was
+        read from, row_order (long): a ``monotonically_increasing_id`` taken right after the
+        read, so increasing in read order within a split; value (string).
+    Output columns:
+        source_path, value, line_number (long, 1-based), line_kind (string: comment, blank,
+        header, continuation), plus the header fields of ``layout.with_header_fields``.
+
+    Lines starting with ``#`` are comments (the bundled corpus's ``# source:`` notes), not log
+    records. Null ``value`` counts as blank.
+    """
+    in_file = Window.partitionBy("source_path").orderBy("block_start", "row_order")
+    kind = (
+        F.when(F.col("value").isNull() | (F.trim("value") == ""), F.lit(BLANK))
+        .when(F.col("value").startswith("#"), F.lit(COMMENT))
+        .when(F.col("layout").isNotNull(), F.lit(HEADER))
+        .otherwise(F.lit(CONTINUATION))
+    )
+    return (
+        lines.withColumn("line_number", F.row_number().over(in_file).cast("long"))
+        .drop("block_start", "row_order")
+        .transform(with_header_fields)
+        .withColumn("line_kind", kind)
+    )
+
+
+def fold_records(numbered: DataFrame) -> DataFrame:
+    """Fold continuation lines (stack traces) into the record whose header precedes them.
+
+    Input columns: the output of ``number_lines``.
+    Output columns: source_path, line_number (long, the record's first line), line_count (int),
+    layout (string; ``unknown`` for continuation lines before any header in the file), raw
+    (string, the first line), line_prefix, ts_text, level, logger, logger_line, thread,
+    message, continuation (string: continuation lines joined by ``\\n``, null if none).
+
+    Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
+    them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
+    one record of layout ``unknown``.
+    """
+    in_file = (
+        Window.partitionBy("source_path")
+        .orderBy("line_number")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    records = numbered.where(F.col("line_kind").isin(HEADER, CONTINUATION)).withColumn(
+        "record_seq", F.sum((F.col("line_kind") == HEADER).cast("long")).over(in_file)
+    )
+    fields = [
+        "line_number", "value", "layout", "line_prefix", "ts_text", "level", "logger",
+        "logger_line", "thread", "message",
+    ]  # fmt: skip
+    grouped = records.groupBy("source_path", "record_seq").agg(
+        F.sort_array(F.collect_list(F.struct(*fields))).alias("lines")
+    )
+    first = F.get(F.col("lines"), 0)
+    rest = F.slice(F.col("lines"), 2, F.size("lines"))
+    return grouped.select(
+        "source_path",
+        first["line_number"].alias("line_number"),
+        F.size("lines").alias("line_count"),
+        F.coalesce(first["layout"], F.lit("unknown")).alias("layout"),
+        first["value"].alias("raw"),
+        *[first[name].alias(name) for name in fields[3:]],
+        F.nullif(F.array_join(F.transform(rest, lambda x: x["value"]), "\n"), F.lit("")).alias(
+            "continuation"
+        ),
+    )
+
+
+def node_id_in_message(message: Column) -> Column:
+    """The node id a record names in its own log prefix, else null.
+
+    Recognises ``nodeId=N`` / ``brokerId=N`` (SocketServer), ``[QuorumController id=N]``,
+    ``[Token Manager on Node N]``, ``[StandardAuthorizer N]``, ``[KafkaServer id=N]`` and the
+    Connect herder's ``[Worker clientId=<id>, ...]``. Null in, null out.
+    """
+    return F.nullif(F.regexp_extract(message, _NODE_ID_PATTERN, 1), F.lit(""))
+
+
+def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
+    """Attach each record's node id and UTC timestamp, using its source file's metadata.
+
+    Precedence (DESIGN.md section 1 / issue 2): the node's own properties file beside the log
+    (``node.id`` / ``broker.id``), then the id the record itself prints, then the only id
+    printed anywhere in the same file, then anywhere in the same node folder, then the folder
+    name.
+
+    Input columns:
+        records: ``fold_records`` output. sources (small, broadcast): source_path (string),
+        node_key (string: the node folder), node_folder_name (string), config_node_id
+        (string, nullable), time_zone (string).
+    Output columns: records' columns + node_id (string), node_id_source (string: config,
+    log_prefix, folder), log_ts (timestamp, UTC), log_date (date).
+    """
+    with_source = records.join(F.broadcast(sources), "source_path", "left").withColumn(
+        "_own_id", node_id_in_message(F.col("message"))
+    )
+    per_file = with_source.groupBy("source_path").agg(
+        F.min("_own_id").alias("_file_min"), F.max("_own_id").alias("_file_max")
+    )
+    per_node = with_source.groupBy("node_key").agg(
+        F.min("_own_id").alias("_node_min"), F.max("_own_id").alias("_node_max")
+    )
+    unique_in_file = F.when(F.col("_file_min") == F.col("_file_max"), F.col("_file_min"))
+    unique_in_node = F.when(F.col("_node_min") == F.col("_node_max"), F.col("_node_min"))
+    from_logs = F.coalesce(F.col("_own_id"), unique_in_file, unique_in_node)
+    log_ts = local_log_ts(F.col("ts_text"), F.coalesce(F.col("time_zone"), F.lit("UTC")))
+    return (
+        with_source.join(F.broadcast(per_file), "source_path", "left")
+        .join(F.broadcast(per_node), "node_key", "left")
+        .withColumn(
+            "node_id",
+            F.coalesce(F.col("config_node_id"), from_logs, F.col("node_folder_name")),
+        )
+        .withColumn(
+            "node_id_source",
+            F.when(F.col("config_node_id").isNotNull(), F.lit("config"))
+            .when(from_logs.isNotNull(), F.lit("log_prefix"))
+            .when(F.col("node_folder_name").isNotNull(), F.lit("folder")),
+        )
+        .withColumn("log_ts", log_ts)
+        .withColumn("log_date", F.to_date("log_ts"))
+    )
+
+
+def with_family(records: DataFrame) -> DataFrame:
+    """Add ``family`` (see ``schemas.raw_lines.FAMILIES``; null = out of scope) from logger and
+    message, via ``transforms.families.family_of``."""
+    return records.withColumn("family", family_of(F.col("logger"), F.col("message")))
+
+
+def to_raw_lines(records: DataFrame, run_id: str) -> DataFrame:
+    """Shape records into the ``bronze.raw_lines`` contract, secrets redacted.
+
+    Token HMACs, SASL ``authBytes`` and Envelope payloads are replaced at this first point
+    where a record becomes a row (``transforms.redaction``), so no table ever holds them.
+
+    Output columns: exactly ``schemas.raw_lines.RAW_LINES``.
+    """
+    redacted = {name: redact_secrets(F.col(name)) for name in ("raw", "message", "continuation")}
+    columns = {field.name: F.col(field.name) for field in RAW_LINES.fields}
+    columns.update(redacted)
+    columns["run_id"] = F.lit(run_id)
+    return records.select(
+        *[columns[f.name].cast(f.dataType).alias(f.name) for f in RAW_LINES.fields]
+    )
