@@ -1,0 +1,110 @@
+"""The run summary: what was written where, and what became of every input line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from jobs.lake import WriteResult
+from transforms.accounting import BUCKETS
+
+_SHORT = {
+    "physical_lines": "lines",
+    "comment_lines": "comment",
+    "blank_lines": "blank",
+    "bronze_records": "records",
+    "outside_window": "outside",
+    "parsed": "parsed",
+    "quarantined": "quarant.",
+    "out_of_scope": "noise",
+    "pending": "pending",
+}
+
+
+@dataclass(frozen=True)
+class TableWrite:
+    """One table written by the run."""
+
+    table: str
+    path: str
+    version: int | None
+    rows_written: int | None
+    skipped: bool
+
+    @classmethod
+    def from_result(cls, result: WriteResult) -> TableWrite:
+        """Copy the fields of a lake ``WriteResult``."""
+        return cls(result.table, result.path, result.version, result.rows_written, result.skipped)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What one run did. ``balanced`` is the accounting invariant over every file."""
+
+    run_id: str
+    engine: str
+    java: str | None
+    lake: str
+    window: tuple[datetime | None, datetime | None]
+    tables: Sequence[TableWrite]
+    accounting: Sequence[Mapping[str, Any]]
+    duration_s: float
+    warnings: Sequence[str] = field(default_factory=tuple)
+
+    @property
+    def balanced(self) -> bool:
+        """True when every file's lines are all accounted for."""
+        return all(bool(row["balanced"]) for row in self.accounting)
+
+    def totals(self) -> dict[str, int]:
+        """Each accounting bucket summed over all files."""
+        return {b: sum(int(row[b]) for row in self.accounting) for b in BUCKETS}
+
+    def to_json(self) -> str:
+        """The summary as one JSON document (for Airflow logs and machines)."""
+        data = asdict(self)
+        data["window"] = [w.isoformat() if w else None for w in self.window]
+        data["balanced"] = self.balanced
+        data["totals"] = self.totals()
+        return json.dumps(data, default=str, indent=2)
+
+    def render(self) -> str:
+        """The summary as a text report for a terminal."""
+        start, end = self.window
+        window = (
+            f"{start:%Y-%m-%d} .. {end:%Y-%m-%d} (UTC, end exclusive)"
+            if start and end
+            else "all records"
+        )
+        lines = [
+            f"kafka-security-audit run {self.run_id}",
+            f"  engine: {self.engine}    {self.java or ''}".rstrip(),
+            f"  window: {window}    duration: {self.duration_s:.1f} s",
+            f"  lake:   {self.lake}",
+            "",
+            f"  {'table':<20} {'rows':>8} {'version':>8}  path",
+        ]
+        for t in self.tables:
+            rows = (
+                "skipped" if t.skipped else ("?" if t.rows_written is None else str(t.rows_written))
+            )
+            lines.append(f"  {t.table:<20} {rows:>8} {t.version!s:>8}  {t.path}")
+        lines += [
+            "",
+            "  accounting per file (lines -> records -> parsed / quarantined / noise / pending)",
+        ]
+        header = "  " + " ".join(f"{_SHORT[b]:>8}" for b in _SHORT) + "  ok  file"
+        lines.append(header)
+        for row in self.accounting:
+            cells = " ".join(f"{int(row[b]):>8}" for b in _SHORT)
+            ok = "yes" if row["balanced"] else "NO "
+            lines.append(f"  {cells}  {ok} {row['source_path']}")
+        totals = self.totals()
+        lines.append("  " + " ".join(f"{totals[b]:>8}" for b in _SHORT) + "      (total)")
+        verdict = "every line accounted for" if self.balanced else "ACCOUNTING DOES NOT BALANCE"
+        lines += ["", f"  {verdict}"]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
