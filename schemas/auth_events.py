@@ -9,17 +9,16 @@ authentication due to: ...``); see ``transforms.auth`` and kafka-log-formats.md 
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    DateType,
     IntegerType,
-    LongType,
     StringType,
     StructField,
     StructType,
-    TimestampType,
 )
 
+from schemas.lineage import EVENT_DATE_FIELD, EVENT_PARTITION_COLUMNS, LINEAGE_FIELDS
+
 TABLE_NAME = "auth_events"
-PARTITION_COLUMNS: tuple[str, ...] = ("event_date",)
+PARTITION_COLUMNS = EVENT_PARTITION_COLUMNS
 
 #: ``event_type`` values.
 EVENT_AUTHENTICATION_FAILED = "authentication_failed"
@@ -37,14 +36,7 @@ EVENT_TYPES: tuple[str, ...] = (
 
 AUTH_EVENTS = StructType(
     [
-        # Lineage, copied from bronze.raw_lines.
-        StructField("run_id", StringType(), False),
-        StructField("source_path", StringType(), False),
-        StructField("line_number", LongType(), False),
-        StructField("node_id", StringType(), True),
-        StructField("level", StringType(), True),
-        # bronze log_ts (UTC); null for pasted lines without a timestamp.
-        StructField("event_ts", TimestampType(), True),
+        *LINEAGE_FIELDS,
         # One of EVENT_TYPES.
         StructField("event_type", StringType(), False),
         # 'broker' | 'client'; null when neither the prefix nor the channel id tells.
@@ -85,6 +77,6 @@ AUTH_EVENTS = StructType(
         StructField("broker_node_id", IntegerType(), True),
         StructField("broker_address", StringType(), True),
         # bronze log_date; partition column.
-        StructField("event_date", DateType(), True),
+        EVENT_DATE_FIELD,
     ]
 )

@@ -7,17 +7,16 @@ KRaft); see ``transforms.authz`` and kafka-log-formats.md section 3.
 from __future__ import annotations
 
 from pyspark.sql.types import (
-    DateType,
     IntegerType,
-    LongType,
     StringType,
     StructField,
     StructType,
-    TimestampType,
 )
 
+from schemas.lineage import EVENT_DATE_FIELD, EVENT_PARTITION_COLUMNS, LINEAGE_FIELDS
+
 TABLE_NAME = "authz_decisions"
-PARTITION_COLUMNS: tuple[str, ...] = ("event_date",)
+PARTITION_COLUMNS = EVENT_PARTITION_COLUMNS
 
 #: ``record_type`` values.
 RECORD_DECISION = "decision"
@@ -33,14 +32,7 @@ RECORD_TYPES: tuple[str, ...] = (
 
 AUTHZ_DECISIONS = StructType(
     [
-        # Lineage, copied from bronze.raw_lines.
-        StructField("run_id", StringType(), False),
-        StructField("source_path", StringType(), False),
-        StructField("line_number", LongType(), False),
-        StructField("node_id", StringType(), True),
-        StructField("level", StringType(), True),
-        # bronze log_ts (UTC); null for pasted lines without a timestamp.
-        StructField("event_ts", TimestampType(), True),
+        *LINEAGE_FIELDS,
         # One of RECORD_TYPES.
         StructField("record_type", StringType(), False),
         # 'SimpleAclAuthorizer' | 'AclAuthorizer' | 'StandardAuthorizer'; null when the format is
@@ -81,6 +73,6 @@ AUTHZ_DECISIONS = StructType(
         StructField("acl_operation", StringType(), True),
         StructField("acl_permission_type", StringType(), True),
         # bronze log_date; partition column.
-        StructField("event_date", DateType(), True),
+        EVENT_DATE_FIELD,
     ]
 )
