@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
@@ -25,9 +25,43 @@ TABLES = {
 }
 
 
-def _run(spark: SparkSession, samples_dir: Path, lake: Path, **window: str) -> RunSummary:
+# A token HMAC (the token's password) and SASL auth bytes as Kafka's DEBUG request log prints
+# them (kafka-log-formats.md section 2.3): JSON since 2.8, Arrays.toString before.
+HMAC_B64 = "Zm9vYmFyLXNlY3JldC1obWFjLXZhbHVlLTEyMzQ1Njc4OTAtYWJjZGVm"
+HMAC_BYTES = "[102, 111, 111, 98, 97, 114, 45, 115, 101, 99]"
+AUTH_BYTES = "AHVzZXIAcGFzc3dvcmQtaW4tY2xlYXI="
+_REQ = "[2026-11-20 10:00:0{}.000] DEBUG Completed request:{} (kafka.request.logger)"
+SECRET_LINES = [
+    _REQ.format(
+        1,
+        '{"isForwarded":false,"requestHeader":{"requestApiKey":38,"requestApiVersion":3,"correlationId":5,"clientId":"adm","requestApiKeyName":"CREATE_DELEGATION_TOKEN"},"request":{"ownerPrincipalType":null,"ownerPrincipalName":null,"renewers":[],"maxLifetimeMs":-1},"response":{"errorCode":0,"principalType":"User","principalName":"alice","tokenRequesterPrincipalType":"User","tokenRequesterPrincipalName":"alice","issueTimestampMs":1,"expiryTimestampMs":2,"maxTimestampMs":3,"tokenId":"tok1","hmac":"'
+        + HMAC_B64
+        + '","throttleTimeMs":0},"connection":"10.0.0.1:9093-10.0.0.9:50000-0-1","totalTimeMs":1.0}',
+    ),
+    _REQ.format(
+        2,
+        '{"isForwarded":false,"requestHeader":{"requestApiKey":39,"requestApiVersion":2,"correlationId":6,"clientId":"adm","requestApiKeyName":"RENEW_DELEGATION_TOKEN"},"request":{"hmac":"'
+        + HMAC_B64
+        + '","renewPeriodMs":-1},"response":{"errorCode":0,"expiryTimestampMs":4,"throttleTimeMs":0}}',
+    ),
+    _REQ.format(
+        3,
+        '{"requestHeader":{"requestApiKey":36,"requestApiVersion":2,"correlationId":7,"clientId":"c","requestApiKeyName":"SASL_AUTHENTICATE"},"request":{"authBytes":"'
+        + AUTH_BYTES
+        + '"},"response":{"errorCode":34}}',
+    ),
+    _REQ.format(
+        4,
+        "<RequestHeader(apiKey=RENEW_DELEGATION_TOKEN, apiVersion=1, clientId=adm, correlationId=8)> -- RenewDelegationTokenRequestData(hmac="
+        + HMAC_BYTES
+        + ", renewPeriodMs=-1),response:x from connection 10.0.0.1:9093-10.0.0.9:50000-1;totalTime:1.0",
+    ),
+]
+
+
+def _run(spark: SparkSession, inputs: list[Path], lake: Path, **window: str) -> RunSummary:
     config = RunConfig(
-        sources=(SourceSpec(str(samples_dir)),),
+        sources=tuple(SourceSpec(str(path)) for path in inputs),
         lake=str(lake),
         engine="embedded",
         **{k: parse_instant(v, k) for k, v in window.items()},  # type: ignore[arg-type]
@@ -41,11 +75,20 @@ def _table(spark: SparkSession, lake: Path, name: str) -> DataFrame:
 
 
 @pytest.fixture(scope="module")
+def inputs(samples_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The bundled samples plus a broker folder whose request log leaks secrets."""
+    broker = tmp_path_factory.mktemp("broker-7")
+    (broker / "kafka-request.log").write_text("\n".join(SECRET_LINES) + "\n", encoding="utf-8")
+    (broker / "server.properties").write_text("node.id=7\nprocess.roles=broker\n", encoding="utf-8")
+    return [samples_dir, broker]
+
+
+@pytest.fixture(scope="module")
 def sample_lake(
-    spark: SparkSession, samples_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    spark: SparkSession, inputs: list[Path], tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, RunSummary]:
     lake = tmp_path_factory.mktemp("lake")
-    return lake, _run(spark, samples_dir, lake)
+    return lake, _run(spark, inputs, lake)
 
 
 def test_every_table_is_a_real_delta_table(sample_lake: tuple[Path, RunSummary]) -> None:
@@ -62,7 +105,38 @@ def test_every_table_is_a_real_delta_table(sample_lake: tuple[Path, RunSummary])
     assert counts[authz_decisions.TABLE_NAME] == 12
     assert counts[auth_events.TABLE_NAME] == 10
     assert counts[quarantine.TABLE_NAME] == 0
-    assert counts[raw_lines.TABLE_NAME] == 31
+    assert counts[raw_lines.TABLE_NAME] == 31 + len(SECRET_LINES)
+
+
+def _contains_any(df: DataFrame, needles: list[str]) -> Column:
+    """True for rows where any column, as text, contains any of ``needles``."""
+    text = F.concat_ws("\u0001", *[F.col(f.name).cast("string") for f in df.schema.fields])
+    return F.exists(F.array(*[F.lit(n) for n in needles]), lambda n: F.contains(text, n))
+
+
+def test_no_secret_reaches_any_table(
+    spark: SparkSession, sample_lake: tuple[Path, RunSummary]
+) -> None:
+    lake, _ = sample_lake
+    secrets = [HMAC_B64, AUTH_BYTES, HMAC_BYTES, "foobar-secret-hmac", "102, 111, 111"]
+    for name in TABLES:
+        df = _table(spark, lake, name)
+        leaks = df.where(_contains_any(df, secrets))
+        assert leaks.isEmpty(), name
+    # The records themselves are kept, with the secrets replaced, and attributed to node 7.
+    bronze = _table(spark, lake, raw_lines.TABLE_NAME).where(F.col("node_id") == "7")
+    got = bronze.select(
+        "line_number",
+        "node_id_source",
+        F.regexp_extract("message", r"(hmac|authBytes)[\"=:]+\W?(\[REDACTED\])", 2).alias(
+            "redacted"
+        ),
+    )
+    expected = spark.createDataFrame(
+        [(n, "config", "[REDACTED]") for n in range(1, 5)],
+        "line_number long, node_id_source string, redacted string",
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
 
 
 def test_accounting_balances_per_file(sample_lake: tuple[Path, RunSummary]) -> None:
@@ -82,6 +156,7 @@ def test_accounting_balances_per_file(sample_lake: tuple[Path, RunSummary]) -> N
         "forwarding.log": (5, 4, 1, 0, 0, 0, 1, True),
         "request-log.log": (62, 61, 1, 0, 0, 0, 1, True),
         "sasl-authentication.log": (26, 15, 11, 10, 0, 1, 0, True),
+        "kafka-request.log": (4, 0, 4, 0, 0, 0, 4, True),
     }
     assert summary.balanced
 
@@ -146,22 +221,22 @@ def _contents(spark: SparkSession, lake: Path) -> dict[str, list[tuple[object, .
 
 
 def test_reruns_replace_and_never_duplicate(
-    spark: SparkSession, samples_dir: Path, sample_lake: tuple[Path, RunSummary]
+    spark: SparkSession, inputs: list[Path], sample_lake: tuple[Path, RunSummary]
 ) -> None:
     """Runs after the module's first run on the same lake: a full re-run, then a one-day run."""
     lake, first = sample_lake
     before = _contents(spark, lake)
     versions = {name: DeltaTable(str(lake / name)).version() for name in TABLES}
 
-    second = _run(spark, samples_dir, lake)
+    second = _run(spark, inputs, lake)
     assert second.run_id != first.run_id
     assert _contents(spark, lake) == before
     for name in TABLES:  # one replace commit per table, nothing appended beside it
         assert DeltaTable(str(lake / name)).version() == versions[name] + 1, name
 
-    day = _run(spark, samples_dir, lake, start="2020-06-03", end="2020-06-04")
+    day = _run(spark, inputs, lake, start="2020-06-03", end="2020-06-04")
     totals = day.totals()
     # Only the four SimpleAclAuthorizer lines of 2020-06-03 are inside the window.
-    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 31)
+    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 35)
     assert day.balanced
     assert _contents(spark, lake) == before
