@@ -6,4 +6,4 @@ set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
 .venv/bin/kafka-audit run --conf conf/demo.toml "$@"
 echo
-echo "Delta tables: $(pwd)/lake/<table>   (open one with: .venv/bin/python -c \"from deltalake import DeltaTable; print(DeltaTable('lake/authz_decisions').to_pyarrow_table())\")"
+echo "Delta tables: $(pwd)/lake/<table>   (open one with: .venv/bin/python -c \"from deltalake import DeltaTable; print(DeltaTable('lake/authz_decisions').to_pandas())\")"
