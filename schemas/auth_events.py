@@ -1,18 +1,26 @@
-"""silver.auth_events: one row per SASL/SSL authentication outcome line (broker or client side).
+"""silver.auth_events: one row per SASL/SSL authentication event (broker or client side).
 
 Sources: ``org.apache.kafka.common.network.Selector`` (``Failed {re-}authentication with``,
 ``Successfully {re-}authenticated with``, pre-2.2 ``... disconnected due to authentication
-exception``) and ``org.apache.kafka.clients.NetworkClient`` (``Connection to node ... failed
-authentication due to: ...``); see ``transforms.auth`` and kafka-log-formats.md section 4.
+exception``), ``org.apache.kafka.clients.NetworkClient`` (``Connection to node ... failed
+authentication due to: ...``), the DEBUG/TRACE lines of ``SaslServerAuthenticator``,
+``SaslClientAuthenticator`` and ``kafka.network.Processor`` (session lifetime, re-authentication
+start, expired-channel disconnects), and Confluent audit-log authentication events; see
+``transforms.auth``, ``transforms.auth_debug``, ``transforms.confluent_audit`` and
+kafka-log-formats.md section 4.
 """
 
 from __future__ import annotations
 
 from pyspark.sql.types import (
+    ArrayType,
+    BooleanType,
     IntegerType,
+    LongType,
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 from schemas.lineage import EVENT_DATE_FIELD, EVENT_PARTITION_COLUMNS, LINEAGE_FIELDS
@@ -26,13 +34,42 @@ EVENT_REAUTHENTICATION_FAILED = "reauthentication_failed"
 EVENT_AUTHENTICATION_SUCCEEDED = "authentication_succeeded"
 EVENT_REAUTHENTICATION_SUCCEEDED = "reauthentication_succeeded"
 EVENT_CLIENT_AUTHENTICATION_FAILED = "client_authentication_failed"
+# SaslServerAuthenticator 'Authentication complete; session max lifetime ...' (DEBUG).
+EVENT_SESSION_LIFETIME = "session_lifetime"
+# kafka.network.Processor 'Disconnecting expired channel: ...' (DEBUG, KIP-368).
+EVENT_EXPIRED_CHANNEL_DISCONNECTED = "expired_channel_disconnected"
+# SaslServerAuthenticator 'Beginning re-authentication' / Processor 'Begin re-authentication'.
+EVENT_REAUTHENTICATION_STARTED = "reauthentication_started"
+# SaslServerAuthenticator 'Failed during {re-}authentication: ...': an unexpected exception (not
+# an AuthenticationException), which Selector does not count as a failed authentication.
+EVENT_AUTHENTICATION_ERROR = "authentication_error"
+EVENT_REAUTHENTICATION_ERROR = "reauthentication_error"
+# SaslServerAuthenticator handshake: 'Using SASL mechanism ...' / '... is not supported'.
+EVENT_MECHANISM_SELECTED = "mechanism_selected"
+EVENT_MECHANISM_REJECTED = "mechanism_rejected"
+# SaslClientAuthenticator 'Finished {re-}authentication with ...' (DEBUG).
+EVENT_CLIENT_SESSION_ESTABLISHED = "client_session_established"
 EVENT_TYPES: tuple[str, ...] = (
     EVENT_AUTHENTICATION_FAILED,
     EVENT_REAUTHENTICATION_FAILED,
     EVENT_AUTHENTICATION_SUCCEEDED,
     EVENT_REAUTHENTICATION_SUCCEEDED,
     EVENT_CLIENT_AUTHENTICATION_FAILED,
+    EVENT_SESSION_LIFETIME,
+    EVENT_EXPIRED_CHANNEL_DISCONNECTED,
+    EVENT_REAUTHENTICATION_STARTED,
+    EVENT_AUTHENTICATION_ERROR,
+    EVENT_REAUTHENTICATION_ERROR,
+    EVENT_MECHANISM_SELECTED,
+    EVENT_MECHANISM_REJECTED,
+    EVENT_CLIENT_SESSION_ESTABLISHED,
 )
+
+#: ``source_format`` values.
+SOURCE_FORMAT_LOG4J = "log4j"
+SOURCE_FORMAT_CONFLUENT_AUDIT = "confluent_audit"
+#: Columns only Confluent audit-log events fill (null on log4j rows).
+CONFLUENT_COLUMNS: tuple[str, ...] = ("event_id", "principal")
 
 AUTH_EVENTS = StructType(
     [
@@ -46,7 +83,8 @@ AUTH_EVENTS = StructType(
         StructField("listener_type", StringType(), True),
         StructField("socket_server_node_id", IntegerType(), True),
         # From a client LogContext prefix '[Producer clientId=..]', '[Consumer clientId=..,
-        # groupId=..]', '[AdminClient clientId=..]' (client_type = the prefix's first word).
+        # groupId=..]', '[AdminClient clientId=..]' (client_type = the prefix's first word);
+        # client_id also from the RequestHeader of an expired-channel line.
         StructField("client_type", StringType(), True),
         StructField("client_id", StringType(), True),
         StructField("group_id", StringType(), True),
@@ -69,13 +107,50 @@ AUTH_EVENTS = StructType(
         StructField("security_protocol", StringType(), True),
         # Exception message verbatim; null for success lines.
         StructField("reason", StringType(), True),
-        # Stable code for reason (transforms.auth.FAILURE_REASON_CODES, else 'OTHER').
+        # Stable code for reason (transforms.auth_reasons.FAILURE_REASON_CODES, else 'OTHER').
         StructField("failure_reason_code", StringType(), True),
         # SASL mechanism named by the reason, when it names one.
         StructField("mechanism", StringType(), True),
         # Client lines: the target broker (node -1 = bootstrap) and its address verbatim.
         StructField("broker_node_id", IntegerType(), True),
         StructField("broker_address", StringType(), True),
+        # 'log4j' (a Kafka log line) | 'confluent_audit' (a CloudEvents JSON line).
+        StructField("source_format", StringType(), True),
+        # CloudEvents id of a confluent_audit row.
+        StructField("event_id", StringType(), True),
+        # Authenticated principal (KafkaPrincipal.toString) of a confluent_audit row.
+        StructField("principal", StringType(), True),
+        # true/false when the line says re-authentication or authentication; null when it
+        # does not tell (session_lifetime, mechanism_selected, NetworkClient lines...).
+        StructField("is_reauthentication", BooleanType(), True),
+        # 'Cannot change principals during re-authentication from User.alice: User.bob' as
+        # KafkaPrincipal strings 'User:alice' / 'User:bob'.
+        StructField("reauth_old_principal", StringType(), True),
+        StructField("reauth_new_principal", StringType(), True),
+        # '... not supported for re-authentication of mechanism 'Y'': the session's mechanism Y.
+        StructField("reauth_old_mechanism", StringType(), True),
+        # Broker mechanisms a client handshake error lists ('enabled mechanisms are [A, B]').
+        StructField("enabled_mechanisms", ArrayType(StringType(), True), True),
+        # session_lifetime rows (SaslServerAuthenticator): connections.max.reauth.ms for the
+        # mechanism ('config=null' gives null), the credential and session expirations as
+        # java.util.Date.toString wrote them, as UTC timestamps when that zone is UTC/GMT (else
+        # null), the milliseconds left at authentication, and the lifetime sent to the client.
+        StructField("max_reauth_ms", LongType(), True),
+        StructField("credential_expiration_text", StringType(), True),
+        StructField("credential_expiration_ts", TimestampType(), True),
+        StructField("credential_remaining_ms", LongType(), True),
+        StructField("session_expiration_text", StringType(), True),
+        StructField("session_expiration_ts", TimestampType(), True),
+        StructField("session_remaining_ms", LongType(), True),
+        StructField("sent_session_lifetime_ms", LongType(), True),
+        # client_session_established rows (SaslClientAuthenticator): session lifetime received
+        # and the re-authentication delay the client chose; null with no session expiration.
+        StructField("session_lifetime_ms", LongType(), True),
+        StructField("reauth_after_ms", LongType(), True),
+        # RequestHeader of an expired_channel_disconnected row: ApiKeys enum name (METADATA...).
+        StructField("api_key_name", StringType(), True),
+        StructField("api_version", IntegerType(), True),
+        StructField("correlation_id", IntegerType(), True),
         # bronze log_date; partition column.
         EVENT_DATE_FIELD,
     ]

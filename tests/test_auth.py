@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from schemas.raw_lines import FAMILY_AUTH
 from tests.bronze_rows import Record, assert_parsed, bronze_df, sample_file_records
 from transforms.auth import failure_reason_code, is_auth_record, parse_auth_events, sasl_mechanism
+from transforms.auth_reasons import enabled_mechanisms, reauth_old_mechanism, reauth_principals
 from transforms.authz import is_authz_record
 
 SELECTOR = "org.apache.kafka.common.network.Selector"
@@ -214,6 +215,65 @@ def test_failure_reason_code_and_mechanism_including_nulls(spark: SparkSession) 
         sasl_mechanism(F.col("reason")).alias("mechanism"),
     )
     assert_df_equality(actual, df, ignore_nullable=True)
+
+
+REAUTH_COLUMNS = (
+    "line_number", "event_type", "is_reauthentication", "reason", "failure_reason_code",
+    "mechanism", "reauth_old_principal", "reauth_new_principal", "reauth_old_mechanism",
+    "enabled_mechanisms", "source_format", "principal", "event_id", "reason_code",
+)  # fmt: skip
+
+
+def test_reauthentication_and_handshake_details_of_outcome_lines(spark: SparkSession) -> None:
+    # Exact exception texts: SaslServerAuthenticator.ReauthInfo (ensurePrincipalUnchanged,
+    # saslMechanismUnchanged) and SaslClientAuthenticator.handleSaslHandshakeResponse.
+    broker = "[SocketServer listenerType=BROKER, nodeId=1] "
+    records = [
+        Record("INFO", SELECTOR, broker + "Failed re-authentication with /10.0.0.7 (channelId=10.0.0.1:9092-10.0.0.7:51000-2-17) (Cannot change principals during re-authentication from User.alice: User.bob)"),
+        Record("INFO", SELECTOR, broker + "Failed re-authentication with /10.0.0.7 (channelId=10.0.0.1:9092-10.0.0.7:51000-2-17) (Cannot change principals during re-authentication from User.CN=a.b,O=c: d: User.svc.etl)"),
+        Record("INFO", SELECTOR, broker + "Failed re-authentication with /10.0.0.8 (SASL mechanism 'PLAIN' requested by client is not supported for re-authentication of mechanism 'SCRAM-SHA-512')"),
+        Record("ERROR", NETWORK_CLIENT, "[Consumer clientId=c, groupId=g] Connection to node -1 (localhost/127.0.0.1:9092) failed authentication due to: Unexpected handshake request with client mechanism SCRAM-SHA-512, enabled mechanisms are [PLAIN, SCRAM-SHA-256]"),
+        Record("ERROR", NETWORK_CLIENT, "[Producer clientId=p] Connection to node 1 (b/10.0.0.9:9092) failed authentication due to: Client SASL mechanism 'GSSAPI' not enabled in the server, enabled mechanisms are []"),
+        Record("DEBUG", SELECTOR, broker + "Successfully authenticated with /10.0.0.5"),
+    ]  # fmt: skip
+    rf, cf = "reauthentication_failed", "client_authentication_failed"
+    log4j = ("log4j", None, None, None)
+    expected = [
+        (1, rf, True, "Cannot change principals during re-authentication from User.alice: User.bob", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:alice", "User:bob", None, None, *log4j),
+        (2, rf, True, "Cannot change principals during re-authentication from User.CN=a.b,O=c: d: User.svc.etl", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:CN=a.b,O=c: d", "User:svc.etl", None, None, *log4j),
+        (3, rf, True, "SASL mechanism 'PLAIN' requested by client is not supported for re-authentication of mechanism 'SCRAM-SHA-512'", "MECHANISM_CHANGE_DURING_REAUTH", "PLAIN", None, None, "SCRAM-SHA-512", None, *log4j),
+        (4, cf, None, "Unexpected handshake request with client mechanism SCRAM-SHA-512, enabled mechanisms are [PLAIN, SCRAM-SHA-256]", "MECHANISM_MISMATCH", "SCRAM-SHA-512", None, None, None, ["PLAIN", "SCRAM-SHA-256"], *log4j),
+        (5, cf, None, "Client SASL mechanism 'GSSAPI' not enabled in the server, enabled mechanisms are []", "UNSUPPORTED_MECHANISM", "GSSAPI", None, None, None, [], *log4j),
+        (6, "authentication_succeeded", False, None, None, None, None, None, None, None, *log4j),
+    ]  # fmt: skip
+    assert_parsed(spark, parse(spark, records), REAUTH_COLUMNS, expected)
+
+
+def test_reason_detail_functions_including_nulls(spark: SparkSession) -> None:
+    rows = [
+        ("Cannot change principals during re-authentication from User.alice: User.bob", "User:alice", "User:bob", None, None, "PRINCIPAL_CHANGE_DURING_REAUTH"),
+        ("Cannot change principals during re-authentication from .alice: User.", None, None, None, None, "PRINCIPAL_CHANGE_DURING_REAUTH"),
+        ("SASL mechanism 'A' requested by client is not supported for re-authentication of mechanism 'B'", None, None, "B", None, "MECHANISM_CHANGE_DURING_REAUTH"),
+        ("SASL mechanism 'A' requested by client is not supported", None, None, None, None, "UNSUPPORTED_MECHANISM"),
+        ("Unknown error code UNKNOWN_SERVER_ERROR, client mechanism is PLAIN, enabled mechanisms are [PLAIN]", None, None, None, ["PLAIN"], "OTHER"),
+        ("Invalid request, potential reasons: kafka client configured with the wrong security protocol, it does not support KIP-43 or it is not a kafka client.", None, None, None, None, "INVALID_REQUEST"),
+        ("enabled mechanisms are [PLAIN] and more", None, None, None, None, "OTHER"),
+        (None, None, None, None, None, None),
+    ]  # fmt: skip
+    schema = "reason string, old string, new string, old_mechanism string, enabled array<string>, code string"
+    df = spark.createDataFrame(rows, schema)
+    principals = reauth_principals(F.col("reason"))
+    actual = df.select(
+        "reason",
+        principals["reauth_old_principal"].alias("old"),
+        principals["reauth_new_principal"].alias("new"),
+        reauth_old_mechanism(F.col("reason")).alias("old_mechanism"),
+        enabled_mechanisms(F.col("reason")).alias("enabled"),
+        failure_reason_code(F.col("reason")).alias("code"),
+    )
+    assert_df_equality(actual, df, ignore_nullable=True)
+    mechanisms = df.select(sasl_mechanism(F.col("reason")).alias("m")).collect()
+    assert [r.m for r in mechanisms] == [None, None, "A", "A", "PLAIN", None, None, None]
 
 
 def test_is_auth_record_claims_outcomes_only(spark: SparkSession) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from schemas.authz_decisions import CONFLUENT_COLUMNS
 from schemas.raw_lines import FAMILY_AUTHZ
 from tests.bronze_rows import Record, assert_parsed, bronze_df, sample_file_records
 from transforms.auth import is_auth_record
@@ -221,6 +222,13 @@ def test_malformed_and_invented_lines_are_quarantined(spark: SparkSession) -> No
     )
     expected = [(i, code, True) for i, (_, code) in enumerate(cases, 1)]
     assert_parsed(spark, actual, ("line_number", "reason_code", "claimed"), expected)
+
+
+def test_log_lines_are_log4j_rows_without_confluent_columns(spark: SparkSession) -> None:
+    parsed = parse(spark, SAMPLE_RECORDS[:2])
+    columns = ("line_number", "source_format", *CONFLUENT_COLUMNS, "reason_code")
+    expected = [(n, "log4j", None, None, None, None, None, None) for n in (1, 2)]
+    assert_parsed(spark, parsed, columns, expected)
 
 
 def test_column_functions_including_nulls(spark: SparkSession) -> None:

@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import authz_decisions as schema
+from transforms.columns import typed_nulls
 from transforms.quarantine import Check, first_failure
 
 LOGGER_RE = r"^kafka\.authorizer\.logger(?::\d+)?$"
@@ -228,7 +229,8 @@ def parse_authz_decisions(bronze: DataFrame) -> DataFrame:
     Output columns:
         every input column, then the AUTHZ_DECISIONS columns not already in bronze (event_ts
         timestamp, record_type string, ... event_date date), then reason_code (string, null =
-        parsed) and reason_detail (string). See schemas.authz_decisions for each column.
+        parsed) and reason_detail (string). See schemas.authz_decisions for each column;
+        source_format is 'log4j' and the Confluent-only columns are null.
 
     Null behaviour: a null or blank message gets reason_code 'missing_field_message'; fields
     a format does not carry are null.
@@ -252,6 +254,8 @@ def parse_authz_decisions(bronze: DataFrame) -> DataFrame:
             "resource_ref_count": c("_ref_count").try_cast("int"),
             "rule": _rule(c("_rule_raw")),
             **_acl_columns(c("_rule_raw"), c("_acl_raw")),
+            "source_format": F.lit(schema.SOURCE_FORMAT_LOG4J),
+            **typed_nulls(schema.AUTHZ_DECISIONS, schema.CONFLUENT_COLUMNS),
         }
     )
     failed = derived.withColumn("_failure", first_failure(_checks()))

@@ -1,0 +1,102 @@
+"""What an authentication exception message says: a stable code, the SASL mechanism, and the
+principals / mechanisms a re-authentication or handshake error names.
+
+Messages (kafka-log-formats.md section 4.1, checked against apache/kafka 2.2.0-4.0):
+* ``SaslServerAuthenticator.ReauthInfo.ensurePrincipalUnchanged``: ``Cannot change principals
+  during re-authentication from %s.%s: %s.%s`` (principal type, name; old then new).
+* ``SaslServerAuthenticator.ReauthInfo.saslMechanismUnchanged``: ``SASL mechanism '%s' requested
+  by client is not supported for re-authentication of mechanism '%s'`` (new, then the session's).
+* ``SaslServerAuthenticator.handleHandshakeRequest`` DEBUG: ``SASL mechanism '{}' requested by
+  client is not supported``, then it throws ``Unsupported SASL mechanism {}``.
+* ``SaslClientAuthenticator.handleSaslHandshakeResponse``: ``Client SASL mechanism '%s' not
+  enabled in the server, enabled mechanisms are %s``, ``Unexpected handshake request with client
+  mechanism %s, enabled mechanisms are %s``, ``Unknown error code %s, client mechanism is %s,
+  enabled mechanisms are %s``; the list is ``List.toString``: ``[PLAIN, SCRAM-SHA-256]``.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+from transforms.columns import group
+
+#: failure_reason_code -> regex on the exception message; the first match wins, else 'OTHER'.
+FAILURE_REASON_CODES: dict[str, str] = {
+    "INVALID_CREDENTIALS": r"^Authentication failed during (?:re-)?authentication due to invalid",
+    "INVALID_USERNAME_OR_PASSWORD": r"^Authentication failed: Invalid username or password",
+    "USERNAME_NOT_SPECIFIED": r"^Authentication failed: username not specified",
+    "PASSWORD_NOT_SPECIFIED": r"^Authentication failed: password not specified",
+    "CREDENTIALS_NOT_VERIFIED": r"^Authentication failed: credentials for user could not be",
+    "AUTHORIZATION_ID_MISMATCH": r"^Authentication failed: Client requested an authorization id",
+    "UNEXPECTED_REQUEST_DURING_HANDSHAKE": r"^Unexpected Kafka request .* during SASL handshake",
+    "UNEXPECTED_REQUEST_DURING_AUTHENTICATION": r"^Unexpected Kafka request .* SASL authentication",
+    "UNSUPPORTED_MECHANISM": (
+        r"^(?:Unsupported SASL mechanism |Client SASL mechanism '[^']*' not enabled in the server"
+        r"|SASL mechanism '[^']*' requested by client is not supported$)"
+    ),
+    "INVALID_RECEIVE_SIZE": r"^Failing SASL authentication due to invalid receive size",
+    "PRINCIPAL_CHANGE_DURING_REAUTH": r"^Cannot change principals during re-authentication",
+    "MECHANISM_CHANGE_DURING_REAUTH": r"^SASL mechanism .* not supported for re-authentication",
+    "SSL_HANDSHAKE_FAILED": r"^SSL handshake failed",
+    "SSL_POST_HANDSHAKE_FAILED": r"^Failed to process post-handshake messages",
+    "MECHANISM_MISMATCH": r"^Unexpected handshake request with client mechanism ",
+    "OAUTH_INVALID_TOKEN": r"\"status\"\s*:\s*\"invalid_token\"",
+    # InvalidRequestException on the first request (SaslServerAuthenticator.handleKafkaRequest).
+    "INVALID_REQUEST": r"^Invalid request, potential reasons: ",
+}
+
+_MECHANISM_RE = (
+    r"with SASL mechanism (\S+)|^Unsupported SASL mechanism (\S+)"
+    r"|with client mechanism ([^,\s]+)|^SASL mechanism '([^']*)' requested"
+    r"|^Client SASL mechanism '([^']*)'|client mechanism is ([^,\s]+),"
+)
+_MECHANISM_GROUPS = 6
+#: Type and name split on the first '.', old and new split on the last ': Type.'.
+PRINCIPAL_CHANGE_RE = (
+    r"^Cannot change principals during re-authentication from ([^.]*)\.(.*): ([^.:\s]*)\.(.*)$"
+)
+_OLD_MECHANISM_RE = r"not supported for re-authentication of mechanism '([^']*)'$"
+_ENABLED_RE = r"enabled mechanisms are \[([^\]]*)\]$"
+
+
+def failure_reason_code(reason: Column) -> Column:
+    """Stable code for an authentication exception message (FAILURE_REASON_CODES, else
+    'OTHER'); null for a null reason."""
+    result = F.when(reason.isNull(), F.lit(None).cast("string"))
+    for code, regex in FAILURE_REASON_CODES.items():
+        result = result.when(reason.rlike(regex), F.lit(code))
+    return result.otherwise(F.lit("OTHER"))
+
+
+def sasl_mechanism(reason: Column) -> Column:
+    """SASL mechanism an exception message names (``with SASL mechanism X``, ``Unsupported SASL
+    mechanism X``, ``client mechanism X,``, ``SASL mechanism 'X' requested``, ``Client SASL
+    mechanism 'X'``, ``client mechanism is X,``); else null."""
+    groups = range(1, _MECHANISM_GROUPS + 1)
+    return F.coalesce(*[group(reason, _MECHANISM_RE, i) for i in groups])
+
+
+def reauth_principals(reason: Column) -> dict[str, Column]:
+    """reauth_old_principal / reauth_new_principal from ``Cannot change principals during
+    re-authentication from User.alice: User.bob`` as ``User:alice`` / ``User:bob``; null for
+    other or null reasons (and for a part with an empty type or name)."""
+    r = PRINCIPAL_CHANGE_RE
+    return {
+        "reauth_old_principal": F.concat(group(reason, r, 1), F.lit(":"), group(reason, r, 2)),
+        "reauth_new_principal": F.concat(group(reason, r, 3), F.lit(":"), group(reason, r, 4)),
+    }
+
+
+def reauth_old_mechanism(reason: Column) -> Column:
+    """The session's mechanism Y in ``... not supported for re-authentication of mechanism
+    'Y'``; null otherwise."""
+    return group(reason, _OLD_MECHANISM_RE, 1)
+
+
+def enabled_mechanisms(reason: Column) -> Column:
+    """``array<string>`` of the broker mechanisms in ``... enabled mechanisms are [A, B]``
+    (``[]`` gives an empty array); null when the reason lists none or is null."""
+    inner = F.regexp_extract(reason, _ENABLED_RE, 1)
+    listed = F.when(inner == "", F.array().cast("array<string>")).otherwise(F.split(inner, ", "))
+    return F.when(reason.rlike(_ENABLED_RE), listed)
