@@ -232,7 +232,7 @@ def write_files(
     files: dict[str | None, _PartFile] = {}
     try:
         for batch in batches:
-            for value, rows in _split(pa.Table.from_batches([batch]).cast(target), column):
+            for value, rows in _split(_conform(pa.Table.from_batches([batch]), target), column):
                 if spec.replace is not None and value not in spec.replace:
                     raise ValueError(
                         f"row with {column}={value} is outside the replaced partitions "
@@ -246,6 +246,19 @@ def write_files(
             part_file.discard()
         raise
     return [part_file.close() for part_file in files.values()]
+
+
+def _conform(rows: pa.Table, target: pa.Schema) -> pa.Table:
+    """Cast a task's rows to the table schema, refusing nulls in its non-null columns.
+
+    Raises:
+        ValueError: a non-null column of the table holds a null (the table's contract is
+            broken upstream; nothing of the task is committed).
+    """
+    for field in target:
+        if not field.nullable and rows.column(field.name).null_count:
+            raise ValueError(f"column {field.name} is NOT NULL in the table but a row has null")
+    return rows.cast(target)
 
 
 def delete_files(spec: WriteSpec, adds: Sequence[Mapping[str, Any]]) -> None:

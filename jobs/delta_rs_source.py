@@ -33,6 +33,7 @@ from deltalake.transaction import (
 )
 from pyspark import cloudpickle
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
@@ -90,8 +91,16 @@ class DeltaRsDataSource(DataSource):
         return SOURCE_NAME
 
     def writer(self, schema: StructType, overwrite: bool) -> DeltaRsWriter:
-        """Args: schema: the DataFrame's. overwrite: unused (``WriteSpec.replace`` decides)."""
-        return DeltaRsWriter(WriteSpec.from_json(self.options["spec"]), schema)
+        """The table's writer.
+
+        Args:
+            schema: the DataFrame's; the ``table_schema`` option (the table's contract, JSON)
+                replaces it, so the table gets the declared nullability, not the plan's.
+            overwrite: unused (``WriteSpec.replace`` decides).
+        """
+        declared = self.options.get("table_schema")
+        table_schema = schema if declared is None else StructType.fromJson(json.loads(declared))
+        return DeltaRsWriter(WriteSpec.from_json(self.options["spec"]), table_schema)
 
 
 def _removes(table: DeltaTable, spec: WriteSpec) -> list[RemoveAction]:
@@ -180,13 +189,17 @@ def register(spark: SparkSession) -> None:
     _REGISTERED.add(spark)
 
 
-def write(spark: SparkSession, df: DataFrame, spec: WriteSpec) -> tuple[int | None, bool, int]:
+def write(
+    spark: SparkSession, df: DataFrame, spec: WriteSpec, schema: StructType
+) -> tuple[int | None, bool, int]:
     """Writes ``df`` as one commit of the embedded engine.
 
     Args:
         spark: The session.
-        df: The rows.
+        df: The rows; cast to ``schema``'s column types, in its order.
         spec: The write.
+        schema: The table's declared schema (nullability included): the table is created with
+            it and must still have it; a null in one of its non-null columns fails the write.
 
     Returns:
         (table version after the write, skipped, rows written).
@@ -195,11 +208,13 @@ def write(spark: SparkSession, df: DataFrame, spec: WriteSpec) -> tuple[int | No
         EngineError: The table schema or partitioning differs from the DataFrame's, or the
             commit cannot be found afterwards.
     """
-    before = _check_table(spec, df.schema)
+    before = _check_table(spec, schema)
     if before is not None and before[1]:
         return before[0], True, 0
     register(spark)
-    df.write.format(SOURCE_NAME).mode("append").option("spec", spec.to_json()).save()
+    conformed = df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
+    writer = conformed.write.format(SOURCE_NAME).mode("append").option("spec", spec.to_json())
+    writer.option("table_schema", schema.json()).save()
     table = DeltaTable(spec.path)
     version = table.version()
     for commit in table.history(version - (-1 if before is None else before[0])):
@@ -223,8 +238,12 @@ def _check_table(spec: WriteSpec, schema: StructType) -> tuple[int, bool] | None
         )
     for field in arrow_schema(schema):
         known = current.field(field.name) if field.name in current.names else None
-        if known is None or known.type != field.type or (field.nullable and not known.nullable):
-            raise EngineError(f"column {field} does not fit the schema of {spec.path}: {current}")
+        if known is None or known.type != field.type or field.nullable != known.nullable:
+            raise EngineError(
+                f"column {field} differs from the table's {known} at {spec.path}: the table "
+                "was created with another schema version; rebuild it (delete the folder) or "
+                "migrate it"
+            )
     partitions = table.metadata().partition_columns
     if list(partitions) != list(spec.partition_by):
         raise EngineError(f"{spec.path} is partitioned by {partitions}, not {spec.partition_by}")

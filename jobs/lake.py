@@ -147,6 +147,7 @@ class Lake:
         df: DataFrame,
         table: str,
         *,
+        schema: StructType,
         partition_by: Sequence[str],
         replace_partitions: Sequence[datetime.date | None] | None,
         app_id: str,
@@ -155,8 +156,10 @@ class Lake:
         """Writes ``df`` to ``table`` in one commit, creating the table on first write.
 
         Args:
-            df: Rows to write; its schema (with nullability) is the table's schema.
+            df: Rows to write, with the columns of ``schema``.
             table: Table name.
+            schema: The table's declared schema (``schemas/``): the table is created with it,
+                nullability included, whatever nullability Spark infers for ``df``.
             partition_by: Partition columns: none or one ``DateType`` column.
             replace_partitions: None appends. Otherwise the files of these partitions (None =
                 the null partition) are removed in the same commit that adds the new rows
@@ -171,7 +174,7 @@ class Lake:
             EngineError: Unsupported partitioning, schema mismatch, or the write failed (the
                 table is then unchanged).
         """
-        column = _partition_column(df.schema, partition_by, replace_partitions)
+        column = _partition_column(schema, partition_by, replace_partitions)
         replace = None if replace_partitions is None else tuple(map(_iso, replace_partitions))
         spec = WriteSpec(
             path=self.table_path(table),
@@ -183,7 +186,7 @@ class Lake:
         )
         write = _native_write if self._engine is Engine.NATIVE else delta_rs_source.write
         try:
-            outcome = write(self._spark, df, spec)
+            outcome = write(self._spark, df, spec, schema)
         except PySparkException as err:
             raise EngineError(f"write to Delta table {spec.path} failed: {_reason(err)}") from err
         result = WriteResult(table, spec.path, self._engine, *outcome)
@@ -239,13 +242,19 @@ def _partition_column(
 
 
 def _native_write(
-    spark: SparkSession, df: DataFrame, spec: WriteSpec
+    spark: SparkSession, df: DataFrame, spec: WriteSpec, schema: StructType
 ) -> tuple[int | None, bool, int | None]:
     """delta-spark write: replaceWhere, txnAppId/txnVersion, commit found by its userMetadata.
+
+    The table is first created (if absent) with the declared ``schema``, so Delta enforces its
+    NOT NULL columns.
 
     Returns:
         (table version after the write, skipped, rows written or None if unknown).
     """
+    builder = SparkDeltaTable.createIfNotExists(spark).location(spec.path).addColumns(schema)
+    builder.partitionedBy(*spec.partition_by).execute()
+    df = df.select(*[df[f.name].cast(f.dataType).alias(f.name) for f in schema.fields])
     writer = df.write.format("delta").option("txnAppId", spec.app_id)
     writer = writer.option("txnVersion", spec.app_version).option("userMetadata", spec.write_id)
     writer = writer.partitionBy(*spec.partition_by)

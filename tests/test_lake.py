@@ -63,6 +63,7 @@ def _write(
     return lake.write(
         df,
         "events",
+        schema=SCHEMA,
         partition_by=["log_date"],
         replace_partitions=replace,
         app_id=app,
@@ -267,7 +268,14 @@ def test_rows_outside_the_replaced_partitions_are_refused(spark: SparkSession, l
 
 def test_unpartitioned_table(spark: SparkSession, lake: Lake) -> None:
     rows = [_row(1, D1), _row(2, None)]
-    lake.write(_df(spark, rows), "flat", partition_by=[], replace_partitions=None, app_id="x")
+    lake.write(
+        _df(spark, rows),
+        "flat",
+        schema=SCHEMA,
+        partition_by=[],
+        replace_partitions=None,
+        app_id="x",
+    )
     path = lake.table_path("flat")
     assert DeltaTable(path).metadata().partition_columns == []
     assert _delta_rows(path) == _as_delta(rows)
@@ -294,6 +302,7 @@ def test_unsupported_partitioning_is_refused(
         lake.write(
             _df(spark, []),
             "t",
+            schema=SCHEMA,
             partition_by=partition_by,
             replace_partitions=replace,
             app_id="x",
@@ -303,10 +312,34 @@ def test_unsupported_partitioning_is_refused(
 
 def test_a_different_schema_is_refused(spark: SparkSession, lake: Lake) -> None:
     _write(lake, _df(spark, [_row(1, D1)]), None, "init")
-    other = _df(spark, [_row(2, D1)]).withColumn("score", sf.col("score").cast("string"))
-    with pytest.raises(EngineError, match="does not fit the schema"):
-        _write(lake, other, None, "other")
+    changed = StructType(
+        [StructField(f.name, StringType(), True) if f.name == "score" else f for f in SCHEMA]
+    )
+    with pytest.raises(EngineError, match="differs from the table's"):
+        lake.write(
+            _df(spark, [_row(2, D1)]),
+            "events",
+            schema=changed,
+            partition_by=["log_date"],
+            replace_partitions=None,
+            app_id="other",
+        )
     assert DeltaTable(lake.table_path("events")).version() == 0
+
+
+def test_declared_nullability_wins_over_the_plans(spark: SparkSession, lake: Lake) -> None:
+    """A plan that makes event_id nullable (a union, a cast) still writes a NOT NULL column,
+    and a second write whose plan infers otherwise is accepted: the table has one schema."""
+    loose = _df(spark, [_row(1, D1)]).withColumn("event_id", sf.col("event_id").cast("string"))
+    _write(lake, loose, None, "first")
+    fields = json.loads(DeltaTable(lake.table_path("events")).schema().to_json())["fields"]
+    assert (fields[0]["name"], fields[0]["nullable"]) == ("event_id", False)
+    strict = spark.createDataFrame([_row(2, D2)], SCHEMA)
+    assert not _write(lake, strict, [D2], "second").skipped
+    with_null = loose.withColumn("event_id", sf.lit(None).cast("string"))
+    with pytest.raises(EngineError, match="event_id is NOT NULL"):
+        _write(lake, with_null, None, "third")
+    assert _delta_rows(lake.table_path("events")) == _as_delta([_row(1, D1), _row(2, D2)])
 
 
 def test_native_engine_round_trip(spark: SparkSession, tmp_path: Path) -> None:
