@@ -76,6 +76,8 @@ class RunConfig:
         run_id: identifies the run; reusing it makes already-committed writes no-ops.
         master: Spark master when the job builds its own session (None = keep spark-submit's).
         spark_conf: extra Spark settings.
+        fingerprint_key_env / fingerprint_key_file: the fingerprint key by reference
+            (``jobs.secrets``); neither = a key generated and kept in the lake.
     """
 
     sources: tuple[SourceSpec, ...]
@@ -86,6 +88,8 @@ class RunConfig:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     master: str | None = "local[*]"
     spark_conf: Mapping[str, str] = field(default_factory=dict)
+    fingerprint_key_env: str | None = None
+    fingerprint_key_file: str | None = None
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -154,6 +158,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not valid TOML ({error})") from error
     run = _table(document, "run", path)
     spark = _table(document, "spark", path)
+    secrets = _table(document, "secrets", path)
     base = path.parent
     kwargs: dict[str, Any] = {}
     if (lake := _str(run, "lake", path, "run")) is not None:
@@ -163,6 +168,10 @@ def load_config_file(path: Path) -> dict[str, Any]:
             kwargs[key] = parse_instant(text, f"{path}: run.{key}")
     if (engine := _str(run, "engine", path, "run")) is not None:
         kwargs["engine"] = engine
+    if (key_env := _str(secrets, "fingerprint_key_env", path, "secrets")) is not None:
+        kwargs["fingerprint_key_env"] = key_env
+    if (key_file := _str(secrets, "fingerprint_key_file", path, "secrets")) is not None:
+        kwargs["fingerprint_key_file"] = str(base / key_file)
     if (master := _str(spark, "master", path, "spark")) is not None:
         kwargs["master"] = master
     conf = _table(spark, "conf", path)

@@ -1,4 +1,4 @@
-"""Remove secrets from log text before it becomes a row of any table.
+"""Replace secrets in log text with keyed fingerprints before the text becomes a row.
 
 Kafka's DEBUG request log prints delegation-token HMACs (the token's SCRAM password) and SASL
 ``authBytes`` in clear: ``JsonConverterGenerator`` writes ``bytes`` fields as base64 strings and
@@ -6,14 +6,21 @@ Kafka's DEBUG request log prints delegation-token HMACs (the token's SCRAM passw
 section 2.3). Envelope ``requestData`` / ``responseData`` carry a forwarded request's bytes, which
 for RenewDelegationToken / ExpireDelegationToken include the HMAC (KIP-590). Pre-2.8 string logs
 print ``bytes`` with ``Arrays.toString`` or as a ``java.nio.HeapByteBuffer``.
+
+Each secret value becomes ``[REDACTED hmac-sha256:<32 hex>]``: the first 128 bits of
+HMAC-SHA256(fingerprint key, the value as logged without JSON quotes, UTF-8), so the same token
+is recognisable across lines and runs of one lake without its password being stored.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+from collections.abc import Sequence
 
-REDACTED = "[REDACTED]"
+import pandas as pd
+from cryptography.hazmat.primitives import hashes, hmac
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.functions import pandas_udf
 
 #: JSON keys whose values are secrets or carry them (2.8+ request log).
 SECRET_JSON_KEYS: tuple[str, ...] = (
@@ -24,24 +31,133 @@ SECRET_JSON_KEYS: tuple[str, ...] = (
     "responseData",
     "password",
 )
+PLACEHOLDER_PREFIX = "[REDACTED hmac-sha256:"
+#: A placeholder as it appears in redacted text; group 1 is the fingerprint.
+PLACEHOLDER_PATTERN = r"\[REDACTED hmac-sha256:([0-9a-f]{32})\]"
+FINGERPRINT_HEX_CHARS = 32
+
 _KEYS = "|".join(SECRET_JSON_KEYS)
-# "key":"base64" or "key":[..] (a byte array rendered as numbers); null stays null.
-_JSON_SECRET = r'("(?:' + _KEYS + r')"\s*:\s*)(?:"(?:[^"\\]|\\.)*"|\[[^\]]*\])'
-# Pre-2.8 toString renderings: key=[1, 2, ...], key=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64],
-# key=<token up to , ) or whitespace>.
-_STRING_SECRET = r"(?i)\b((?:" + _KEYS + r")=)(?:\[[^\]]*\]|java\.nio\.\w+\[[^\]]*\]|[^,)\s]+)"
+# Group 1: the key and separator; group 2: the value ("base64" or a byte array [1, 2]).
+_JSON_SECRET = r'("(?:' + _KEYS + r')"\s*:\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\])'
+# Pre-2.8 toString renderings: key=[1, 2, ...], key=java.nio.HeapByteBuffer[...], key=<token>.
+_STRING_SECRET = r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]]*\]|java\.nio\.\w+\[[^\]]*\]|[^,)\s]+)"
+_ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
 
 
-def redact_secrets(text: Column) -> Column:
-    """Replace every secret value in a log text with ``[REDACTED]``, keeping the key.
+def _fingerprint(key: bytes, value: str) -> str:
+    """HMAC-SHA256 of the value as Kafka printed it, JSON quotes removed, as 32 hex chars."""
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        value = value[1:-1]
+    mac = hmac.HMAC(key, hashes.SHA256())
+    mac.update(value.encode("utf-8"))
+    return mac.finalize().hex()[:FINGERPRINT_HEX_CHARS]
+
+
+def fingerprints(values: Column, key: bytes) -> Column:
+    """Keyed fingerprints of an array of secret values.
+
+    Args:
+        values: array<string> of secret values as logged (null array = nothing to do).
+        key: the lake's fingerprint key (``jobs.secrets``); captured in the UDF's closure.
+
+    Returns:
+        array<string> Column, one 32-hex fingerprint per value; null for a null array.
+
+    Why a pandas UDF: Spark has no HMAC function. One could be composed from ``sha2`` over
+    ``key XOR ipad/opad`` literals, but that would put key material into the query plan, where
+    ``explain()``, the Spark UI and event logs show it. The UDF keeps the key in its closure and
+    is vectorised over Arrow batches; it only sees the extracted values, null for most rows.
+    """
+
+    @pandas_udf("array<string>")  # type: ignore[call-overload, untyped-decorator]
+    def _hmac_sha256(batch: pd.Series) -> pd.Series:
+        return batch.map(
+            lambda items: None if items is None else [_fingerprint(key, v) for v in items]
+        )
+
+    return _hmac_sha256(values)  # type: ignore[no-any-return]
+
+
+def _replace_all(text: Column, pattern: str, fp_map: Column, quoted: bool) -> Column:
+    """Replace each ``pattern`` match (key + value) in ``text`` with key + placeholder."""
+    pairs = F.arrays_zip(
+        F.regexp_extract_all(text, F.lit(pattern), 1).alias("k"),
+        F.regexp_extract_all(text, F.lit(pattern), 2).alias("v"),
+    )
+
+    def step(acc: Column, x: Column) -> Column:
+        placeholder = F.concat(F.lit(PLACEHOLDER_PREFIX), fp_map[x["v"]], F.lit("]"))
+        if quoted:
+            placeholder = F.concat(F.lit('"'), placeholder, F.lit('"'))
+        replaced = F.replace(acc, F.concat(x["k"], x["v"]), F.concat(x["k"], placeholder))
+        return F.coalesce(replaced, acc)
+
+    return F.aggregate(pairs, text, step)
+
+
+def secret_fingerprint_map(texts: list[Column], key: bytes) -> Column:
+    """Map each secret value found in ``texts`` (JSON and string forms) to its fingerprint.
+
+    Args:
+        texts: the texts of one record (raw line, continuation).
+        key: the fingerprint key.
+
+    Returns:
+        map<string,string> Column (value as logged -> 32-hex fingerprint); null when no text
+        mentions a secret key, so the UDF does no work for ordinary records.
+    """
+    joined = F.concat_ws("\n", *texts)
+    values = F.array_distinct(
+        F.concat(
+            F.regexp_extract_all(joined, F.lit(_JSON_SECRET), 2),
+            F.regexp_extract_all(joined, F.lit(_STRING_SECRET), 2),
+        )
+    )
+    found = F.when(joined.rlike(_ANY_SECRET), values)
+    return F.map_from_arrays(found, fingerprints(found, key))
+
+
+def redact_with(text: Column, fp_map: Column) -> Column:
+    """``text`` with every secret value replaced by ``[REDACTED hmac-sha256:<fingerprint>]``.
 
     Args:
         text: a log message, raw line or continuation (string).
+        fp_map: a column holding the record's ``secret_fingerprint_map``, already computed
+            (Spark refuses a Python UDF inside the higher-order function used here: use
+            ``with_secrets_fingerprinted``).
 
     Returns:
-        string Column with JSON ``"hmac":"..."``, ``"authBytes":"..."``, Envelope payloads and
-        the pre-2.8 ``hmac=[...]`` forms redacted. Null in, null out. Values that are JSON
-        ``null`` are left as they are (nothing to hide).
+        string Column. JSON values stay valid JSON (the placeholder is quoted); JSON ``null``
+        values are left as they are. Null in, null out. A value without a fingerprint is still
+        removed: ``redact_secrets`` runs last as a safety net.
     """
-    json_redacted = F.regexp_replace(text, _JSON_SECRET, '$1"' + REDACTED + '"')
-    return F.regexp_replace(json_redacted, _STRING_SECRET, "$1" + REDACTED)
+    with_json = _replace_all(text, _JSON_SECRET, fp_map, quoted=True)
+    with_string = _replace_all(with_json, _STRING_SECRET, fp_map, quoted=False)
+    return redact_secrets(F.when(fp_map.isNull(), text).otherwise(with_string))
+
+
+def with_secrets_fingerprinted(df: DataFrame, columns: Sequence[str], key: bytes) -> DataFrame:
+    """Replace the secrets in ``columns`` with keyed fingerprints.
+
+    Input columns: ``columns`` (string). Output columns: the same columns, redacted; nothing
+    else changes. One fingerprint map per row is computed from all ``columns`` together, so a
+    token appearing in two columns gets one fingerprint.
+    """
+    fp_map = "_secret_fingerprints"
+    with_map = df.withColumn(fp_map, secret_fingerprint_map([F.col(c) for c in columns], key))
+    redacted = {c: redact_with(F.col(c), F.col(fp_map)) for c in columns}
+    return with_map.withColumns(redacted).drop(fp_map)
+
+
+def redact_secrets(text: Column) -> Column:
+    """Replace any secret value still in ``text`` with a bare ``[REDACTED]`` (no fingerprint).
+
+    Placeholders already in the text are kept. Null in, null out.
+    """
+    not_placeholder = r'(?!"\[REDACTED)'
+    json_pattern = r'("(?:' + _KEYS + r')"\s*:\s*)' + not_placeholder
+    json_pattern += r'(?:"(?:[^"\\]|\\.)*"|\[[^\]]*\])'
+    json_redacted = F.regexp_replace(text, json_pattern, '$1"[REDACTED]"')
+    string_pattern = r"(?i)\b((?:" + _KEYS + r")=)(?!\[REDACTED)"
+    string_pattern += r"(?:\[[^\]]*\]|java\.nio\.\w+\[[^\]]*\]|[^,)\s]+)"
+    return F.regexp_replace(json_redacted, string_pattern, "$1[REDACTED]")

@@ -1,0 +1,56 @@
+"""The fingerprint key: by reference, or generated once per lake with owner-only permissions."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from jobs.errors import ConfigError
+from jobs.secrets import fingerprint_key, lake_key_path
+
+
+def test_generated_once_owner_only_and_reused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lake = str(tmp_path / "lake")
+    first = fingerprint_key(lake)
+    path = lake_key_path(lake)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(first) == 64 and "generated a fingerprint key" in caplog.text
+    caplog.clear()
+    assert fingerprint_key(lake) == first
+    assert "generated" not in caplog.text  # said once, not on every run
+    assert fingerprint_key(str(tmp_path / "other")) != first
+
+
+def test_by_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUDIT_KEY", "e" * 40)
+    assert fingerprint_key("unused", key_env="AUDIT_KEY") == b"e" * 40
+    key_file = tmp_path / "key"
+    key_file.write_text("f" * 40 + "\n", encoding="utf-8")
+    assert fingerprint_key("unused", key_file=str(key_file)) == b"f" * 40
+    assert not (Path("unused") / "_kafka_audit").exists()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"key_env": "NOT_SET_ANYWHERE"}, "NOT_SET_ANYWHERE is not set"),
+        ({"key_env": "SHORT_KEY"}, "at least 32 characters"),
+        ({"key_file": "/does/not/exist"}, "cannot read /does/not/exist"),
+    ],
+)
+def test_errors_name_the_reference(
+    kwargs: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    monkeypatch.setenv("SHORT_KEY", "abc")
+    with pytest.raises(ConfigError, match=message):
+        fingerprint_key("lake", **kwargs)
+
+
+def test_remote_lake_needs_a_key_by_reference() -> None:
+    with pytest.raises(ConfigError, match="not a local folder"):
+        fingerprint_key("s3a://bucket/lake")
