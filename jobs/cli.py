@@ -16,6 +16,7 @@ from pathlib import Path
 from jobs.config import SourceSpec, build_config, check_time_zone, load_config_file, parse_instant
 from jobs.errors import AuditError, ConfigError
 from jobs.inputs import discover_sources
+from jobs.secrets import ephemeral_key, fingerprint_key
 
 log = logging.getLogger("kafka-audit")
 
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("paths", nargs="+", metavar="PATH")
     parse.add_argument("--time-zone", default="UTC", help="zone of the log4j timestamps")
     parse.add_argument("--master", default="local[*]", help="Spark master")
+    parse.add_argument("--lake", help="use this lake's fingerprint key (default: a throwaway key)")
     return parser  # fmt: skip
 
 
@@ -91,8 +93,10 @@ def _parse(args: argparse.Namespace) -> int:
 
     check_time_zone(args.time_zone, "--time-zone")
     sources = [SourceSpec(path=p, time_zone=args.time_zone) for p in args.paths]
+    discover_sources(sources)  # fail on bad inputs before starting Spark
+    key = fingerprint_key(args.lake) if args.lake else ephemeral_key()
     spark = build_session("kafka-security-audit-parse", args.master)
-    print_parsed(spark, sources, sys.stdout)
+    print_parsed(spark, sources, key, sys.stdout)
     return 0
 
 

@@ -19,18 +19,16 @@ from jobs.config import RunConfig
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, discover_sources
 from jobs.lake import Lake, WriteResult, choose_engine
+from jobs.secrets import fingerprint_key
 from jobs.summary import RunSummary, TableWrite
 from schemas import auth_events, authz_decisions, quarantine, raw_lines, security_metrics
 from transforms.accounting import line_accounting
-from transforms.auth import parse_auth_events
-from transforms.authz import parse_authz_decisions
 from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
 from transforms.metrics import security_metrics as compute_security_metrics
-from transforms.quarantine import parsed_rows, quarantine_rows
+from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
+from transforms.silver import quarantine as quarantine_of
 
 log = logging.getLogger(__name__)
-
-PARSED_FAMILIES = (raw_lines.FAMILY_AUTHZ, raw_lines.FAMILY_AUTH)
 
 
 @dataclass(frozen=True)
@@ -40,10 +38,10 @@ class Frames:
     numbered: DataFrame
     records: DataFrame
     bronze: DataFrame
-    authz_decisions: DataFrame
-    auth_events: DataFrame
+    silver: dict[str, DataFrame]
     quarantine: DataFrame
     security_metrics: DataFrame
+    cached: tuple[DataFrame, ...]
 
 
 def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Column:
@@ -53,31 +51,39 @@ def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Colum
     return ts.isNotNull() & (ts >= F.lit(start)) & (ts < F.lit(end))
 
 
-def build_frames(spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig) -> Frames:
-    """Plan every layer for the given source files (nothing runs until an action)."""
-    numbered = number_lines(read_lines(spark, sources)).persist(StorageLevel.MEMORY_AND_DISK)
+def build_frames(
+    spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig, key: bytes
+) -> Frames:
+    """Plan every layer for the given source files (nothing runs until an action).
+
+    Args:
+        spark: the session.
+        sources: the files to read.
+        config: the run's window and id.
+        key: the fingerprint key for secrets (``jobs.secrets``).
+    """
+    disk = StorageLevel.MEMORY_AND_DISK
+    numbered = number_lines(read_lines(spark, sources)).persist(disk)
     records = (
         fold_records(numbered)
         .transform(with_node_id, sources_frame(spark, sources))
         .transform(with_family)
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(disk)
     )
-    bronze = to_raw_lines(
-        records.where(in_window(F.col("log_ts"), config.start, config.end)), config.run_id
-    ).persist(StorageLevel.MEMORY_AND_DISK)
-    family = F.col("family")
-    authz = parse_authz_decisions(bronze.where(family == raw_lines.FAMILY_AUTHZ)).persist()
-    auth = parse_auth_events(bronze.where(family == raw_lines.FAMILY_AUTH)).persist()
-    silver_authz = parsed_rows(authz, authz_decisions.AUTHZ_DECISIONS)
-    silver_auth = parsed_rows(auth, auth_events.AUTH_EVENTS)
+    in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
+    bronze = to_raw_lines(in_run, config.run_id, key).persist(disk)
+    outputs = [(parser, output.persist(disk)) for parser, output in parse_families(bronze)]
+    silver = silver_tables(outputs)
     return Frames(
         numbered=numbered,
         records=records,
         bronze=bronze,
-        authz_decisions=silver_authz,
-        auth_events=silver_auth,
-        quarantine=quarantine_rows(authz).unionByName(quarantine_rows(auth)),
-        security_metrics=compute_security_metrics(silver_auth, silver_authz, config.run_id),
+        silver=silver,
+        quarantine=quarantine_of(outputs),
+        security_metrics=compute_security_metrics(
+            silver[auth_events.TABLE_NAME], silver[authz_decisions.TABLE_NAME], config.run_id
+        ),
+        cached=(numbered, records, bronze, *[output for _, output in outputs]),
     )
 
 
@@ -96,18 +102,27 @@ def _write_all(
 ) -> list[WriteResult]:
     app_id = f"kafka-security-audit:{run_id}"
     plan = [
-        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.PARTITION_COLUMNS),
-        (frames.authz_decisions, authz_decisions.TABLE_NAME, authz_decisions.PARTITION_COLUMNS),
-        (frames.auth_events, auth_events.TABLE_NAME, auth_events.PARTITION_COLUMNS),
-        (frames.quarantine, quarantine.TABLE_NAME, quarantine.PARTITION_COLUMNS),
-        (frames.security_metrics, security_metrics.TABLE_NAME, security_metrics.PARTITION_COLUMNS),
-    ]
+        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
+        *[
+            (frames.silver[name], name, schema, partition)
+            for name, (schema, partition) in SILVER_TABLES.items()
+        ],
+        (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
+         quarantine.PARTITION_COLUMNS),
+        (frames.security_metrics, security_metrics.TABLE_NAME,
+         security_metrics.SECURITY_METRICS, security_metrics.PARTITION_COLUMNS),
+    ]  # fmt: skip
     results = []
-    for df, table, partition_by in plan:
+    for df, table, schema, partition_by in plan:
         log.info("writing %s", table)
         results.append(
             lake.write(
-                df, table, partition_by=partition_by, replace_partitions=dates, app_id=app_id
+                df,
+                table,
+                schema=schema,
+                partition_by=partition_by,
+                replace_partitions=dates,
+                app_id=app_id,
             )
         )
     return results
@@ -139,7 +154,8 @@ def run(
     log.info("run %s: %d log file(s)", config.run_id, len(sources))
     engine = choose_engine(spark, config.engine)
     lake = Lake(spark, config.lake, engine)
-    frames = build_frames(spark, sources, config)
+    key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
+    frames = build_frames(spark, sources, config, key)
     dates = replaced_dates(frames, config)
     results = _write_all(lake, frames, dates, config.run_id)
     log.info("accounting for every line")
@@ -147,12 +163,12 @@ def run(
         frames.numbered,
         records=frames.records,
         bronze=frames.bronze,
-        parsed=[frames.authz_decisions, frames.auth_events],
+        parsed=list(frames.silver.values()),
         quarantine=frames.quarantine,
         parsed_families=PARSED_FAMILIES,
     ).orderBy("source_path")
     rows = [row.asDict() for row in accounting.collect()]
-    for df in (frames.numbered, frames.records, frames.bronze):
+    for df in frames.cached:
         df.unpersist()
     return RunSummary(
         run_id=config.run_id,

@@ -22,6 +22,7 @@ FAMILY_REQUEST = "request"
 FAMILY_TOKEN = "token"
 FAMILY_CONNECT_REST = "connect_rest"
 FAMILY_CONNECT_WORKER = "connect_worker"
+FAMILY_CONFLUENT_AUDIT = "confluent_audit"
 FAMILIES: tuple[str, ...] = (
     FAMILY_AUTHZ,
     FAMILY_AUTH,
@@ -29,6 +30,7 @@ FAMILIES: tuple[str, ...] = (
     FAMILY_TOKEN,
     FAMILY_CONNECT_REST,
     FAMILY_CONNECT_WORKER,
+    FAMILY_CONFLUENT_AUDIT,
 )
 
 RAW_LINES = StructType(
@@ -45,7 +47,8 @@ RAW_LINES = StructType(
         # 'config' (server.properties beside the log), 'log_prefix' (nodeId=/brokerId=), 'folder'.
         StructField("node_id_source", StringType(), True),
         # 'log4j' [ts] LEVEL msg (logger), 'log4j_line' (logger:line), 'strimzi' ts LEVEL msg
-        # (logger) [thread], 'bare' LEVEL msg (logger) with no timestamp, 'unknown'.
+        # (logger) [thread], 'bare' LEVEL msg (logger) with no timestamp, 'json' (one JSON
+        # object per line, e.g. Confluent audit events), 'unknown'.
         StructField("layout", StringType(), False),
         # Text before the log4j header that a container runtime or syslog added, if any.
         StructField("line_prefix", StringType(), True),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from datetime import date, datetime
 
 from pyspark.sql import DataFrame, SparkSession
@@ -9,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from transforms.bronze import fold_records, number_lines, with_node_id
-from transforms.redaction import redact_secrets
+from transforms.redaction import redact_with, with_secrets_fingerprinted
 
 HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
 
@@ -71,8 +73,8 @@ def test_line_order_follows_split_offsets_not_row_ids(spark: SparkSession) -> No
 
 def _records(spark: SparkSession, rows: list[tuple[str, str | None, str | None]]) -> DataFrame:
     return spark.createDataFrame(
-        [(path, i + 1, ts, msg) for i, (path, ts, msg) in enumerate(rows)],
-        "source_path string, line_number long, ts_text string, message string",
+        [(path, i + 1, "log4j", ts, msg) for i, (path, ts, msg) in enumerate(rows)],
+        "source_path string, line_number long, layout string, ts_text string, message string",
     )
 
 
@@ -123,23 +125,48 @@ def test_node_id_precedence(spark: SparkSession) -> None:
     assertDataFrameEqual(got, expected, checkRowOrder=False)
 
 
-def test_secrets_are_redacted_in_every_rendering(spark: SparkSession) -> None:
-    hmac = (
+KEY = b"k" * 32
+
+
+def fp(value: str) -> str:
+    """The expected placeholder, computed with the standard library (not the code under test)."""
+    digest = hmac.new(KEY, value.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+    return f"[REDACTED hmac-sha256:{digest}]"
+
+
+def test_secrets_become_keyed_fingerprints_in_every_rendering(spark: SparkSession) -> None:
+    token = (
         "lRd1Ylj4ZcEkmYyDxXF4bSPcdYd4J+vWgVj2gR9q1E2a0o7/ZgB3dJ5y7W7kE6yk0J0oFqK2e1aH3CvX6tJ2XA=="
     )
     rows = [
-        ('{"request":{"hmac":"' + hmac + '","renewPeriodMs":1}}',
-         '{"request":{"hmac":"[REDACTED]","renewPeriodMs":1}}'),
-        ('{"request":{"authBytes":"AHVzZXIAcGFzcw=="}}', '{"request":{"authBytes":"[REDACTED]"}}'),
+        ('{"request":{"hmac":"' + token + '","renewPeriodMs":1}}',
+         '{"request":{"hmac":"' + fp(token) + '","renewPeriodMs":1}}'),
+        # The same token twice in one record, and a second secret key.
+        ('{"response":{"hmac":"' + token + '"},"x":{"hmac":"' + token + '","authBytes":"AHVzZXIA"}}',
+         '{"response":{"hmac":"' + fp(token) + '"},"x":{"hmac":"' + fp(token) + '","authBytes":"' + fp("AHVzZXIA") + '"}}'),
         ('{"request":{"requestData":"ACwAAQ==","requestPrincipal":"AAAFVXNlcg=="}}',
-         '{"request":{"requestData":"[REDACTED]","requestPrincipal":"AAAFVXNlcg=="}}'),
+         '{"request":{"requestData":"' + fp("ACwAAQ==") + '","requestPrincipal":"AAAFVXNlcg=="}}'),
+        ('{"request":{"hmac":[1, 2, 3]}}', '{"request":{"hmac":"' + fp("[1, 2, 3]") + '"}}'),
         ('{"response":{"hmac":null}}', '{"response":{"hmac":null}}'),
         ("RenewDelegationTokenRequestData(hmac=[12, -3, 44], renewPeriodMs=-1)",
-         "RenewDelegationTokenRequestData(hmac=[REDACTED], renewPeriodMs=-1)"),
-        ("x(hmac=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64], y=1)", "x(hmac=[REDACTED], y=1)"),
+         "RenewDelegationTokenRequestData(hmac=" + fp("[12, -3, 44]") + ", renewPeriodMs=-1)"),
+        ("x(hmac=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64], y=1)",
+         "x(hmac=" + fp("java.nio.HeapByteBuffer[pos=0 lim=64 cap=64]") + ", y=1)"),
         ("no secret here", "no secret here"),
         (None, None),
     ]  # fmt: skip
     df = spark.createDataFrame(rows, "text string, expected string")
-    got = df.select(redact_secrets(F.col("text")).alias("text"))
+    got = with_secrets_fingerprinted(df, ["text"], KEY).select("text")
     assertDataFrameEqual(got, df.select(F.col("expected").alias("text")), checkRowOrder=True)
+
+
+def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> None:
+    """The safety net: a value the fingerprint map does not cover is still redacted."""
+    df = spark.createDataFrame([('{"hmac":"c2VjcmV0","authBytes":"YQ=="}',)], "text string")
+    partial = F.create_map(F.lit('"c2VjcmV0"'), F.lit("0" * 32))
+    got = df.select(redact_with(F.col("text"), partial).alias("text"))
+    expected = spark.createDataFrame(
+        [('{"hmac":"[REDACTED hmac-sha256:' + "0" * 32 + ']","authBytes":"[REDACTED]"}',)],
+        "text string",
+    )
+    assertDataFrameEqual(got, expected)

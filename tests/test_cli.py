@@ -60,7 +60,7 @@ def test_parse_prints_one_json_object_per_record(
         ("authorizer.log", n, "authz", ["authz_decisions"])
         for n in (5, 6, 7, 8, 11, 12, 13, 14, 15, 16, 19, 20)
     ]
-    worker = [("connect-worker.log", n, "connect_worker", ["out_of_scope"]) for n in (5, 8)]
+    worker = [("connect-worker.log", n, "connect_worker", ["connect_requests"]) for n in (5, 8)]
     assert got == authz + worker
     assert docs[0]["authz_decisions"]["principal"] == "User:skyDriveProducer"
     assert docs[0]["authz_decisions"]["event_ts"] == "2020-06-03T14:25:26.298Z"

@@ -61,6 +61,10 @@ BARE = (
     "(kafka.authorizer.logger)"
 )
 TRACE = "org.apache.kafka.connect.runtime.rest.errors.ConnectRestException: Cannot complete"
+CLOUD_EVENT = (
+    '{"specversion":"1.0","id":"e1","source":"crn:///kafka=abc","type":'
+    '"io.confluent.kafka.server/authorization","time":"2026-11-20T10:00:00.123Z","data":{}}'
+)
 
 
 def test_every_layout_of_the_real_samples(spark: SparkSession) -> None:
@@ -72,6 +76,7 @@ def test_every_layout_of_the_real_samples(spark: SparkSession) -> None:
         DOCKER_DESKTOP,
         BARE,
         TRACE,
+        CLOUD_EVENT + "  ",
         None,
     ]
     df = spark.createDataFrame([(v,) for v in lines], "value string")
@@ -98,6 +103,8 @@ def test_every_layout_of_the_real_samples(spark: SparkSession) -> None:
              "resource = Topic:LITERAL:customerOrders for request = Metadata with "
              "resourceRefCount = 1"),
             (TRACE, None, None, None, None, None, None, None, None),
+            (CLOUD_EVENT + "  ", "json", None, "2026-11-20T10:00:00.123Z", None, None, None, None,
+             CLOUD_EVENT),
             (None, None, None, None, None, None, None, None, None),
         ],
         FIELDS,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from pathlib import Path
 
 import pytest
@@ -13,13 +15,23 @@ from pyspark.testing import assertDataFrameEqual
 from jobs.config import RunConfig, SourceSpec, parse_instant
 from jobs.lake import Engine, Lake
 from jobs.pipeline import run
+from jobs.secrets import lake_key_path
 from jobs.summary import RunSummary
-from schemas import auth_events, authz_decisions, quarantine, raw_lines, security_metrics
+from schemas import (
+    auth_events,
+    authz_decisions,
+    connect_requests,
+    quarantine,
+    raw_lines,
+    request_events,
+    security_metrics,
+    token_events,
+)
+from transforms.silver import SILVER_TABLES
 
 TABLES = {
     raw_lines.TABLE_NAME: (raw_lines.RAW_LINES, "log_date"),
-    authz_decisions.TABLE_NAME: (authz_decisions.AUTHZ_DECISIONS, "event_date"),
-    auth_events.TABLE_NAME: (auth_events.AUTH_EVENTS, "event_date"),
+    **{name: (schema, "event_date") for name, (schema, _) in SILVER_TABLES.items()},
     quarantine.TABLE_NAME: (quarantine.QUARANTINE, "log_date"),
     security_metrics.TABLE_NAME: (security_metrics.SECURITY_METRICS, "window_date"),
 }
@@ -30,33 +42,38 @@ TABLES = {
 HMAC_B64 = "Zm9vYmFyLXNlY3JldC1obWFjLXZhbHVlLTEyMzQ1Njc4OTAtYWJjZGVm"
 HMAC_BYTES = "[102, 111, 111, 98, 97, 114, 45, 115, 101, 99]"
 AUTH_BYTES = "AHVzZXIAcGFzc3dvcmQtaW4tY2xlYXI="
-_REQ = "[2026-11-20 10:00:0{}.000] DEBUG Completed request:{} (kafka.request.logger)"
+_TAIL = (
+    ',"connection":"10.0.0.1:9093-10.0.0.9:50000-0-1","totalTimeMs":1.0,"requestQueueTimeMs":0.1,'
+    '"localTimeMs":0.5,"remoteTimeMs":0.2,"throttleTimeMs":0,"responseQueueTimeMs":0.1,'
+    '"sendTimeMs":0.1,"securityProtocol":"SASL_SSL","principal":"User:alice","listener":"SASL_SSL",'
+    '"clientInformation":{"softwareName":"apache-kafka-java","softwareVersion":"3.9.0"}}'
+)
+
+
+def _json_line(second: int, api_key: int, name: str, request: str, response: str) -> str:
+    header = (
+        f'{{"isForwarded":false,"requestHeader":{{"requestApiKey":{api_key},"requestApiVersion":2,'
+        f'"correlationId":{second},"clientId":"adm","requestApiKeyName":"{name}"}}'
+    )
+    body = f',"request":{request},"response":{response}'
+    return f"[2026-11-20 10:00:0{second},000] DEBUG Completed request:{header}{body}{_TAIL} (kafka.request.logger)"
+
+
 SECRET_LINES = [
-    _REQ.format(
-        1,
-        '{"isForwarded":false,"requestHeader":{"requestApiKey":38,"requestApiVersion":3,"correlationId":5,"clientId":"adm","requestApiKeyName":"CREATE_DELEGATION_TOKEN"},"request":{"ownerPrincipalType":null,"ownerPrincipalName":null,"renewers":[],"maxLifetimeMs":-1},"response":{"errorCode":0,"principalType":"User","principalName":"alice","tokenRequesterPrincipalType":"User","tokenRequesterPrincipalName":"alice","issueTimestampMs":1,"expiryTimestampMs":2,"maxTimestampMs":3,"tokenId":"tok1","hmac":"'
-        + HMAC_B64
-        + '","throttleTimeMs":0},"connection":"10.0.0.1:9093-10.0.0.9:50000-0-1","totalTimeMs":1.0}',
-    ),
-    _REQ.format(
-        2,
-        '{"isForwarded":false,"requestHeader":{"requestApiKey":39,"requestApiVersion":2,"correlationId":6,"clientId":"adm","requestApiKeyName":"RENEW_DELEGATION_TOKEN"},"request":{"hmac":"'
-        + HMAC_B64
-        + '","renewPeriodMs":-1},"response":{"errorCode":0,"expiryTimestampMs":4,"throttleTimeMs":0}}',
-    ),
-    _REQ.format(
-        3,
-        '{"requestHeader":{"requestApiKey":36,"requestApiVersion":2,"correlationId":7,"clientId":"c","requestApiKeyName":"SASL_AUTHENTICATE"},"request":{"authBytes":"'
-        + AUTH_BYTES
-        + '"},"response":{"errorCode":34}}',
-    ),
-    _REQ.format(
-        4,
-        "<RequestHeader(apiKey=RENEW_DELEGATION_TOKEN, apiVersion=1, clientId=adm, correlationId=8)> -- RenewDelegationTokenRequestData(hmac="
-        + HMAC_BYTES
-        + ", renewPeriodMs=-1),response:x from connection 10.0.0.1:9093-10.0.0.9:50000-1;totalTime:1.0",
-    ),
-]
+    _json_line(1, 38, "CREATE_DELEGATION_TOKEN", '{"renewers":[],"maxLifetimeMs":-1}',
+               '{"errorCode":0,"principalType":"User","principalName":"alice","issueTimestampMs":1,'
+               '"expiryTimestampMs":2,"maxTimestampMs":3,"tokenId":"tok1","hmac":"' + HMAC_B64 + '","throttleTimeMs":0}'),
+    _json_line(2, 39, "RENEW_DELEGATION_TOKEN", '{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}',
+               '{"errorCode":0,"expiryTimestampMs":4,"throttleTimeMs":0}'),
+    _json_line(3, 36, "SASL_AUTHENTICATE", '{"authBytes":"' + AUTH_BYTES + '"}',
+               '{"errorCode":34,"errorMessage":"SaslAuthenticate request received after successful authentication","authBytes":"","sessionLifetimeMs":0}'),
+    "[2026-11-20 10:00:04,000] DEBUG Completed request:RequestHeader(apiKey=RENEW_DELEGATION_TOKEN, apiVersion=1, "
+    "clientId=adm, correlationId=8) -- RenewDelegationTokenRequestData(hmac=" + HMAC_BYTES + ", renewPeriodMs=-1),"
+    "response:RenewDelegationTokenResponseData(errorCode=0, expiryTimestampMs=4, throttleTimeMs=0) from connection "
+    "10.0.0.1:9093-10.0.0.9:50000-1;totalTime:1.0,requestQueueTime:0.1,localTime:0.5,remoteTime:0.0,throttleTime:0,"
+    "responseQueueTime:0.1,sendTime:0.1,securityProtocol:SASL_SSL,principal:User:alice,listener:SASL_SSL,"
+    "clientInformation:ClientInformation(softwareName=apache-kafka-java, softwareVersion=2.7.0) (kafka.request.logger)",
+]  # fmt: skip
 
 
 def _run(spark: SparkSession, inputs: list[Path], lake: Path, **window: str) -> RunSummary:
@@ -99,13 +116,21 @@ def test_every_table_is_a_real_delta_table(sample_lake: tuple[Path, RunSummary])
         assert table.metadata().partition_columns == [partition], name
         assert [f.name for f in table.schema().fields] == schema.names, name
         assert table.protocol().min_reader_version >= 1
-    counts = {name: DeltaTable(str(lake / name)).to_pyarrow_table().num_rows for name in TABLES}
-    # Hand-counted from samples/: 12 authorizer records; 10 Selector / NetworkClient
-    # authentication lines + the 1 LDAP callback line that no family claims.
-    assert counts[authz_decisions.TABLE_NAME] == 12
-    assert counts[auth_events.TABLE_NAME] == 10
-    assert counts[quarantine.TABLE_NAME] == 0
-    assert counts[raw_lines.TABLE_NAME] == 31 + len(SECRET_LINES)
+    counts = {name: len(DeltaTable(str(lake / name)).to_pandas()) for name in TABLES}
+    # Hand-counted: samples/ has 12 authorizer records, 10 Selector / NetworkClient
+    # authentication lines (+1 LDAP callback line no family claims), 2 request-log records
+    # (both the ENVELOPE line), 4 Connect REST access lines and 2 worker lines; the broker-7
+    # folder adds 4 request-log lines, 3 of them delegation-token operations.
+    assert counts == {
+        raw_lines.TABLE_NAME: 31 + 4,
+        authz_decisions.TABLE_NAME: 12,
+        auth_events.TABLE_NAME: 10,
+        request_events.TABLE_NAME: 2 + 4,
+        token_events.TABLE_NAME: 3,
+        connect_requests.TABLE_NAME: 6,
+        quarantine.TABLE_NAME: 0,
+        security_metrics.TABLE_NAME: 14,
+    }
 
 
 def _contains_any(df: DataFrame, needles: list[str]) -> Column:
@@ -123,18 +148,30 @@ def test_no_secret_reaches_any_table(
         df = _table(spark, lake, name)
         leaks = df.where(_contains_any(df, secrets))
         assert leaks.isEmpty(), name
-    # The records themselves are kept, with the secrets replaced, and attributed to node 7.
+    # The records are kept with each secret replaced by its keyed fingerprint (recomputed here
+    # with the standard library from the key the run generated in the lake), and attributed to
+    # node 7 by the server.properties beside the log.
+    key = lake_key_path(str(lake)).read_text(encoding="utf-8").strip().encode()
+
+    def fp(value: str) -> str:
+        return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:32]
+
     bronze = _table(spark, lake, raw_lines.TABLE_NAME).where(F.col("node_id") == "7")
     got = bronze.select(
         "line_number",
         "node_id_source",
-        F.regexp_extract("message", r"(hmac|authBytes)[\"=:]+\W?(\[REDACTED\])", 2).alias(
-            "redacted"
-        ),
+        F.regexp_extract(
+            "message", r"(?:hmac|authBytes)\W+\[REDACTED hmac-sha256:(\w+)\]", 1
+        ).alias("fp"),
     )
     expected = spark.createDataFrame(
-        [(n, "config", "[REDACTED]") for n in range(1, 5)],
-        "line_number long, node_id_source string, redacted string",
+        [
+            (1, "config", fp(HMAC_B64)),
+            (2, "config", fp(HMAC_B64)),
+            (3, "config", fp(AUTH_BYTES)),
+            (4, "config", fp(HMAC_BYTES)),
+        ],
+        "line_number long, node_id_source string, fp string",
     )
     assertDataFrameEqual(got, expected, checkRowOrder=False)
 
@@ -150,13 +187,13 @@ def test_accounting_balances_per_file(sample_lake: tuple[Path, RunSummary]) -> N
     }  # fmt: skip
     assert got == {
         "authorizer.log": (21, 9, 12, 12, 0, 0, 0, True),
-        "connect-rest-access.log": (14, 10, 4, 0, 0, 0, 4, True),
+        "connect-rest-access.log": (14, 10, 4, 4, 0, 0, 0, True),
         # The RestClient ERROR line folds its exception line in: 2 physical lines, 1 record.
-        "connect-worker.log": (10, 7, 2, 0, 0, 0, 2, True),
-        "forwarding.log": (5, 4, 1, 0, 0, 0, 1, True),
-        "request-log.log": (62, 61, 1, 0, 0, 0, 1, True),
+        "connect-worker.log": (10, 7, 2, 2, 0, 0, 0, True),
+        "forwarding.log": (5, 4, 1, 1, 0, 0, 0, True),
+        "request-log.log": (62, 61, 1, 1, 0, 0, 0, True),
         "sasl-authentication.log": (26, 15, 11, 10, 0, 1, 0, True),
-        "kafka-request.log": (4, 0, 4, 0, 0, 0, 4, True),
+        "kafka-request.log": (4, 0, 4, 4, 0, 0, 0, True),
     }
     assert summary.balanced
 

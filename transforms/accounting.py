@@ -33,6 +33,14 @@ def _tagged(df: DataFrame, bucket: str, weight: str | None = None) -> DataFrame:
     return df.select("source_path", F.lit(bucket).alias("bucket"), amount.alias("amount"))
 
 
+def _distinct_records(frames: Sequence[DataFrame]) -> DataFrame:
+    keys = [frame.select("source_path", "line_number") for frame in frames]
+    union = keys[0]
+    for frame in keys[1:]:
+        union = union.unionByName(frame)
+    return union.distinct()
+
+
 def line_accounting(
     numbered: DataFrame,
     *,
@@ -48,7 +56,8 @@ def line_accounting(
         numbered: physical lines with ``line_kind`` (``bronze.number_lines``).
         records: every folded record, in or out of the window, with ``line_count``.
         bronze: the records inside the run window (``family`` null = out of scope).
-        parsed: the silver tables' rows of this run (each has ``source_path``).
+        parsed: the silver tables' rows of this run (each has ``source_path`` and
+            ``line_number``); a record counts once however many rows it produced.
         quarantine: this run's quarantine rows.
         parsed_families: families that have a silver parser; bronze rows of other families
             are counted as ``pending``.
@@ -69,7 +78,7 @@ def line_accounting(
             "pending",
         ),
         _tagged(quarantine, "quarantined"),
-        *[_tagged(frame, "parsed") for frame in parsed],
+        _tagged(_distinct_records(parsed), "parsed"),
     ]
     union = frames[0]
     for frame in frames[1:]:

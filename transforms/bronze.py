@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from schemas.raw_lines import RAW_LINES
 from transforms.families import family_of
 from transforms.layout import local_log_ts, with_header_fields
-from transforms.redaction import redact_secrets
+from transforms.redaction import with_secrets_fingerprinted
 
 #: Physical line kinds that are not log records (``line_kind``).
 COMMENT = "comment"
@@ -125,7 +125,8 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
         node_key (string: the node folder), node_folder_name (string), config_node_id
         (string, nullable), time_zone (string).
     Output columns: records' columns + node_id (string), node_id_source (string: config,
-    log_prefix, folder), log_ts (timestamp, UTC), log_date (date).
+    log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from the source's zone,
+    JSON records' ISO-8601 times with their own offset), log_date (date).
     """
     with_source = records.join(F.broadcast(sources), "source_path", "left").withColumn(
         "_own_id", node_id_in_message(F.col("message"))
@@ -139,7 +140,11 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
     unique_in_file = F.when(F.col("_file_min") == F.col("_file_max"), F.col("_file_min"))
     unique_in_node = F.when(F.col("_node_min") == F.col("_node_max"), F.col("_node_min"))
     from_logs = F.coalesce(F.col("_own_id"), unique_in_file, unique_in_node)
-    log_ts = local_log_ts(F.col("ts_text"), F.coalesce(F.col("time_zone"), F.lit("UTC")))
+    log4j_ts = local_log_ts(F.col("ts_text"), F.coalesce(F.col("time_zone"), F.lit("UTC")))
+    # JSON records carry ISO-8601 times with their offset (CloudEvents ``time``).
+    log_ts = F.when(F.col("layout") == "json", F.col("ts_text").try_cast("timestamp")).otherwise(
+        log4j_ts
+    )
     return (
         with_source.join(F.broadcast(per_file), "source_path", "left")
         .join(F.broadcast(per_node), "node_key", "left")
@@ -164,18 +169,24 @@ def with_family(records: DataFrame) -> DataFrame:
     return records.withColumn("family", family_of(F.col("logger"), F.col("message")))
 
 
-def to_raw_lines(records: DataFrame, run_id: str) -> DataFrame:
-    """Shape records into the ``bronze.raw_lines`` contract, secrets redacted.
+def to_raw_lines(records: DataFrame, run_id: str, fingerprint_key: bytes) -> DataFrame:
+    """Shape records into the ``bronze.raw_lines`` contract, secrets fingerprinted and removed.
 
-    Token HMACs, SASL ``authBytes`` and Envelope payloads are replaced at this first point
-    where a record becomes a row (``transforms.redaction``), so no table ever holds them.
+    Token HMACs, SASL ``authBytes`` and Envelope payloads become
+    ``[REDACTED hmac-sha256:<fingerprint>]`` at this first point where a record becomes a row
+    (``transforms.redaction``), so no table ever holds them.
+
+    Args:
+        records: ``with_family`` output.
+        run_id: the run's id.
+        fingerprint_key: the lake's fingerprint key (``jobs.secrets``).
 
     Output columns: exactly ``schemas.raw_lines.RAW_LINES``.
     """
-    redacted = {name: redact_secrets(F.col(name)) for name in ("raw", "message", "continuation")}
     columns = {field.name: F.col(field.name) for field in RAW_LINES.fields}
-    columns.update(redacted)
     columns["run_id"] = F.lit(run_id)
-    return records.select(
+    secret_columns = ("raw", "message", "continuation")
+    redacted = with_secrets_fingerprinted(records, secret_columns, fingerprint_key)
+    return redacted.select(
         *[columns[f.name].cast(f.dataType).alias(f.name) for f in RAW_LINES.fields]
     )

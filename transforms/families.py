@@ -2,7 +2,8 @@
 
 A family's claim means "this record is one of ours": its parser must then turn it into a silver
 row or quarantine it with a reason. Records no family claims are out-of-scope noise and are
-counted as such (kafka-log-formats.md section 1 gives the loggers).
+counted as such (kafka-log-formats.md section 1 gives the loggers). Each family's module owns
+its claim predicate; this module only orders them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pyspark.sql import functions as F
 from schemas.raw_lines import (
     FAMILY_AUTH,
     FAMILY_AUTHZ,
+    FAMILY_CONFLUENT_AUDIT,
     FAMILY_CONNECT_REST,
     FAMILY_CONNECT_WORKER,
     FAMILY_REQUEST,
@@ -20,60 +22,28 @@ from schemas.raw_lines import (
 )
 from transforms.auth import is_auth_record
 from transforms.authz import is_authz_record
-
-_TOKEN_LOGGERS = (
-    "kafka.server.DelegationTokenManager",
-    "kafka.server.DelegationTokenManagerZk",
-    "org.apache.kafka.controller.DelegationTokenControlManager",
-)
-_CONNECT_WORKER_LOGGERS = (
-    "org.apache.kafka.connect.runtime.distributed.DistributedHerder",
-    "org.apache.kafka.connect.runtime.rest.RestClient",
-)
-
-
-def is_request_record(logger: Column, message: Column) -> Column:
-    """``kafka.request.logger`` / ``kafka.network.RequestChannel$`` ``Completed request:`` lines
-    (RequestChannel.updateRequestMetrics, all versions)."""
-    return logger.isin(
-        "kafka.request.logger", "kafka.network.RequestChannel$"
-    ) & message.startswith("Completed request:")
-
-
-def is_token_record(logger: Column, message: Column) -> Column:
-    """Delegation-token manager lines (ZK ``DelegationTokenManager[Zk]``, KRaft
-    ``DelegationTokenControlManager``; kafka-log-formats.md section 6.4)."""
-    return logger.isin(*_TOKEN_LOGGERS) & message.rlike(r"(?i)token")
-
-
-def is_connect_rest_record(logger: Column, message: Column) -> Column:
-    """Jetty access-log lines of the Connect REST server (``RestServer``, section 8.5)."""
-    return (logger == "org.apache.kafka.connect.runtime.rest.RestServer") & message.rlike(
-        r"\] \"[A-Z]+ \S+ [^\"]*\" \d{3} "
-    )
-
-
-def is_connect_worker_record(logger: Column, message: Column) -> Column:
-    """Herder / RestClient lines about request forwarding, task reconfiguration, session keys
-    and request verification (KIP-507, section 8.4)."""
-    return logger.isin(*_CONNECT_WORKER_LOGGERS) & message.rlike(
-        r"(?i)forwarding REST request|reconfigur|session key|Internal request|signature"
-    )
+from transforms.confluent_audit import is_confluent_audit_record
+from transforms.connect import is_connect_rest_record, is_connect_worker_record
+from transforms.requests import is_request_record
+from transforms.tokens import is_token_record
 
 
 def family_of(logger: Column, message: Column) -> Column:
     """The family of a record, or null when no family claims it.
 
     Args:
-        logger: logger name without the ``:NNN`` line suffix.
-        message: the record's message text.
+        logger: logger name without the ``:NNN`` line suffix; null for JSON-line records.
+        message: the record's message text (for JSON-line records, the JSON object).
 
     Returns:
-        string Column: one of ``schemas.raw_lines.FAMILIES`` or null. Null logger or message
-        gives null (out of scope).
+        string Column: one of ``schemas.raw_lines.FAMILIES`` or null. A null message gives null
+        (a continuation line before any header: out of scope).
     """
+    logged = logger.isNotNull()
     return (
-        F.when(logger.isNull() | message.isNull(), F.lit(None).cast("string"))
+        F.when(message.isNull(), F.lit(None).cast("string"))
+        .when(~logged & is_confluent_audit_record(message), F.lit(FAMILY_CONFLUENT_AUDIT))
+        .when(~logged, F.lit(None).cast("string"))
         .when(is_authz_record(logger, message), F.lit(FAMILY_AUTHZ))
         .when(is_auth_record(logger, message), F.lit(FAMILY_AUTH))
         .when(is_request_record(logger, message), F.lit(FAMILY_REQUEST))

@@ -21,6 +21,10 @@ HEADER_PATTERN = (
     r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) (.*?)"
     r" \(([A-Za-z_$][\w$.\-]*?)(?::(\d+))?\)(?: \[(.*)\])?\s*$"
 )
+#: A record that is one JSON object per line (Confluent audit-log CloudEvents); its time is the
+#: event's ``time`` field (ISO-8601, UTC), not a log4j prefix.
+JSON_LINE_PATTERN = r"^\s*\{.*\}\s*$"
+JSON_TIME_PATTERN = r'"time"\s*:\s*"([^"]+)"'
 _SEP = "\u0001"
 _GROUPS = 8
 # regexp_replace rewrites a matching line into its groups joined by _SEP: one regex pass per
@@ -72,7 +76,8 @@ def with_header_fields(lines: DataFrame) -> DataFrame:
     Output columns (added):
         layout (string): ``log4j`` (``[ts] LEVEL msg (logger)``), ``log4j_line``
         (``(logger:NNN)``), ``strimzi`` (``ts LEVEL msg (logger) [thread]``), ``bare`` (no
-        timestamp), null for a line without a header (continuation line);
+        timestamp), ``json`` (a JSON object per line: message = the object, ts_text = its
+        ``time``, no level or logger), null for a line without a header (continuation line);
         line_prefix, ts_text, level (WARNING folded to WARN), logger (string),
         logger_line (int), thread, message (string).
 
@@ -80,8 +85,11 @@ def with_header_fields(lines: DataFrame) -> DataFrame:
     """
     fields = F.col("_header")
     bracket = F.get(fields, 1) == "["
+    is_json = fields.isNull() & F.col("value").rlike(JSON_LINE_PATTERN)
+    json_time = F.nullif(F.regexp_extract(F.col("value"), JSON_TIME_PATTERN, 1), F.lit(""))
     layout = (
-        F.when(fields.isNull(), F.lit(None).cast("string"))
+        F.when(is_json, F.lit("json"))
+        .when(fields.isNull(), F.lit(None).cast("string"))
         .when(_part(fields, 3).isNull(), F.lit("bare"))
         .when(bracket & _part(fields, 7).isNotNull(), F.lit("log4j_line"))
         .when(bracket, F.lit("log4j"))
@@ -92,11 +100,13 @@ def with_header_fields(lines: DataFrame) -> DataFrame:
         *[c for c in lines.columns],
         layout.alias("layout"),
         _part(fields, 1).alias("line_prefix"),
-        _part(fields, 3).alias("ts_text"),
+        F.when(is_json, json_time).otherwise(_part(fields, 3)).alias("ts_text"),
         F.when(level == "WARNING", F.lit("WARN")).otherwise(level).alias("level"),
         _part(fields, 6).alias("logger"),
         _part(fields, 7).cast("int").alias("logger_line"),
         _part(fields, 8).alias("thread"),
         # The message may be empty (''), which is not the same as absent.
-        F.when(fields.isNotNull(), F.get(fields, 4)).alias("message"),
+        F.when(is_json, F.trim(F.col("value")))
+        .when(fields.isNotNull(), F.get(fields, 4))
+        .alias("message"),
     )
