@@ -12,10 +12,11 @@ from transforms.metrics import security_metrics
 
 AUTH_COLUMNS = (
     "event_ts timestamp, node_id string, side string, event_type string, listener string, "
-    "mechanism string"
+    "mechanism string, source_format string"
 )
 AUTHZ_COLUMNS = (
-    "event_ts timestamp, node_id string, record_type string, decision string, principal string"
+    "event_ts timestamp, node_id string, record_type string, decision string, principal string, "
+    "source_format string"
 )
 
 
@@ -23,21 +24,71 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
     t = datetime
     auth = spark.createDataFrame(
         [
-            (t(2026, 11, 20, 10, 5), "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN"),
-            (t(2026, 11, 20, 10, 55), "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN"),
-            (t(2026, 11, 20, 11, 0), "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN"),
+            (
+                t(2026, 11, 20, 10, 5),
+                "1",
+                "broker",
+                "authentication_failed",
+                "SASL_SSL",
+                "PLAIN",
+                "log4j",
+            ),
+            (
+                t(2026, 11, 20, 10, 55),
+                "1",
+                "broker",
+                "authentication_failed",
+                "SASL_SSL",
+                "PLAIN",
+                "log4j",
+            ),
+            (
+                t(2026, 11, 20, 11, 0),
+                "1",
+                "broker",
+                "authentication_failed",
+                "SASL_SSL",
+                "PLAIN",
+                "log4j",
+            ),
             # Client-side lines are the client's metrics, not the broker's: not counted.
-            (t(2026, 11, 20, 10, 6), "1", "client", "client_authentication_failed", None, None),
+            (
+                t(2026, 11, 20, 10, 6),
+                "1",
+                "client",
+                "client_authentication_failed",
+                None,
+                None,
+                "log4j",
+            ),
             # No timestamp (a pasted line): cannot be placed in a window.
-            (None, "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN"),
+            (None, "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN", "log4j"),
+            # The same failure seen through a Confluent audit event: not counted twice.
+            (
+                t(2026, 11, 20, 10, 5),
+                "1",
+                "broker",
+                "authentication_failed",
+                "SASL_SSL",
+                "PLAIN",
+                "confluent_audit",
+            ),
         ],
         AUTH_COLUMNS,
     )
     authz = spark.createDataFrame(
         [
-            (t(2026, 11, 20, 10, 1), "1", "decision", "DENIED", "User:mallory"),
-            (t(2026, 11, 20, 10, 2), "1", "decision", "DENIED", "User:mallory"),
-            (t(2026, 11, 20, 10, 3), "1", "acl_match", "ALLOWED", "User:alice"),  # detail line
+            (t(2026, 11, 20, 10, 1), "1", "decision", "DENIED", "User:mallory", "log4j"),
+            (t(2026, 11, 20, 10, 2), "1", "decision", "DENIED", "User:mallory", "log4j"),
+            (
+                t(2026, 11, 20, 10, 3),
+                "1",
+                "acl_match",
+                "ALLOWED",
+                "User:alice",
+                "log4j",
+            ),  # detail line
+            (t(2026, 11, 20, 10, 4), "1", "decision", "DENIED", "User:mallory", "confluent_audit"),
         ],
         AUTHZ_COLUMNS,
     )

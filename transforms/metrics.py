@@ -37,17 +37,21 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
     """One row per event that feeds a metric.
 
     Input columns:
-        auth_events: event_ts (timestamp), node_id, side, event_type, listener, mechanism
-        (string). authz_decisions: event_ts, node_id, record_type, decision, principal.
+        auth_events: event_ts (timestamp), node_id, side, event_type, listener, mechanism,
+        source_format (string). authz_decisions: event_ts, node_id, record_type, decision,
+        principal, source_format.
     Output columns:
         meter (string), kind ('meter' or 'per_minute'), event_ts (timestamp), broker_id,
         listener, mechanism, principal (string).
 
     Only broker-side authentication outcomes count (the client's own Selector metrics live in
-    the client). Authorization counts only ``record_type = 'decision'`` rows. Events without a
+    the client). Authorization counts only ``record_type = 'decision'`` rows. Only Kafka's own
+    log lines count (``source_format = 'log4j'``): Confluent audit events describe the same
+    authentications and decisions, so counting both would double them. Events without a
     timestamp cannot be placed in a window and are left out.
     """
-    auth = auth_events.where(F.col("side") == "broker").select(
+    from_logs = F.col("source_format") == "log4j"
+    auth = auth_events.where((F.col("side") == "broker") & from_logs).select(
         _mapped(F.col("event_type"), AUTH_METERS).alias("meter"),
         F.lit("meter").alias("kind"),
         "event_ts",
@@ -56,7 +60,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
         "mechanism",
         F.lit(None).cast("string").alias("principal"),
     )
-    authz = authz_decisions.where(F.col("record_type") == "decision").select(
+    authz = authz_decisions.where((F.col("record_type") == "decision") & from_logs).select(
         _mapped(F.col("decision"), AUTHZ_RATES).alias("meter"),
         F.lit("per_minute").alias("kind"),
         "event_ts",
