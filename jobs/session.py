@@ -19,6 +19,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.sql.adaptive.enabled": "true",
+    # Local mode runs the executor inside the driver JVM; Spark's 1g default runs out of heap
+    # on a few hundred MB of logs. Only applies where this process starts the JVM.
+    "spark.driver.memory": "4g",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }
