@@ -91,12 +91,28 @@ def _table(spark: SparkSession, lake: Path, name: str) -> DataFrame:
     return Lake(spark, str(lake), Engine.EMBEDDED).read(name, schema)
 
 
+# Malformed input beside good lines: a truncated authorizer line, a 1 MB request line, stray
+# bytes (a continuation line, folded into the record above it), a blank line, and a good failure.
+BAD_LINES = [
+    b"[2026-11-20 11:00:00,000] INFO Principal = User:bob is Den (kafka.authorizer.logger)",
+    b'[2026-11-20 11:00:01,000] DEBUG Completed request:{"isForwarded":false,"requestHeader":'
+    + b"x" * 1_000_000
+    + b" (kafka.request.logger)",
+    b"\x00\xff\xfe stray bytes",
+    b"",
+    b"[2026-11-20 11:00:02,000] INFO [SocketServer listenerType=BROKER, nodeId=7] Failed "
+    b"authentication with /10.0.0.9 (channelId=10.0.0.1:9093-10.0.0.9:50000-0-1) "
+    b"(Authentication failed: Invalid username or password) (org.apache.kafka.common.network.Selector)",
+]
+
+
 @pytest.fixture(scope="module")
 def inputs(samples_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     """The bundled samples plus a broker folder whose request log leaks secrets."""
     broker = tmp_path_factory.mktemp("broker-7")
     (broker / "kafka-request.log").write_text("\n".join(SECRET_LINES) + "\n", encoding="utf-8")
     (broker / "server.properties").write_text("node.id=7\nprocess.roles=broker\n", encoding="utf-8")
+    (broker / "server.log").write_bytes(b"\n".join(BAD_LINES) + b"\n")
     return [samples_dir, broker]
 
 
@@ -121,16 +137,38 @@ def test_every_table_is_a_real_delta_table(sample_lake: tuple[Path, RunSummary])
     # authentication lines (+1 LDAP callback line no family claims), 2 request-log records
     # (both the ENVELOPE line), 4 Connect REST access lines and 2 worker lines; the broker-7
     # folder adds 4 request-log lines, 3 of them delegation-token operations.
+    # broker-7/server.log adds 3 records: 2 quarantined, 1 failed authentication (which adds
+    # failed-authentication-total and -rate for its hour and its day).
     assert counts == {
-        raw_lines.TABLE_NAME: 31 + 4,
+        raw_lines.TABLE_NAME: 31 + 4 + 3,
         authz_decisions.TABLE_NAME: 12,
-        auth_events.TABLE_NAME: 10,
+        auth_events.TABLE_NAME: 10 + 1,
         request_events.TABLE_NAME: 2 + 4,
         token_events.TABLE_NAME: 3,
         connect_requests.TABLE_NAME: 6,
-        quarantine.TABLE_NAME: 0,
-        security_metrics.TABLE_NAME: 14,
+        quarantine.TABLE_NAME: 2,
+        security_metrics.TABLE_NAME: 14 + 4,
     }
+
+
+def test_malformed_records_are_quarantined_with_a_reason(
+    spark: SparkSession, sample_lake: tuple[Path, RunSummary]
+) -> None:
+    lake, _ = sample_lake
+    got = _table(spark, lake, quarantine.TABLE_NAME).select(
+        "line_number",
+        "node_id",
+        "family",
+        "reason_code",
+        "raw_truncated",
+        F.length("raw").alias("raw_chars"),
+    )
+    expected = spark.createDataFrame(
+        [(1, "7", "authz", "authz_truncated_message", False, len(BAD_LINES[0])),
+         (2, "7", "request", "request_truncated", True, 8192)],
+        "line_number long, node_id string, family string, reason_code string, raw_truncated boolean, raw_chars int",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
 
 
 def _contains_any(df: DataFrame, needles: list[str]) -> Column:
@@ -156,7 +194,9 @@ def test_no_secret_reaches_any_table(
     def fp(value: str) -> str:
         return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()[:32]
 
-    bronze = _table(spark, lake, raw_lines.TABLE_NAME).where(F.col("node_id") == "7")
+    bronze = _table(spark, lake, raw_lines.TABLE_NAME).where(
+        (F.col("node_id") == "7") & F.col("source_path").endswith("/kafka-request.log")
+    )
     got = bronze.select(
         "line_number",
         "node_id_source",
@@ -194,6 +234,8 @@ def test_accounting_balances_per_file(sample_lake: tuple[Path, RunSummary]) -> N
         "request-log.log": (62, 61, 1, 1, 0, 0, 0, True),
         "sasl-authentication.log": (26, 15, 11, 10, 0, 1, 0, True),
         "kafka-request.log": (4, 0, 4, 4, 0, 0, 0, True),
+        # 5 lines: 1 blank, 3 records (the stray-bytes line folded into the 1 MB one).
+        "server.log": (5, 0, 3, 1, 2, 0, 0, True),
     }
     assert summary.balanced
 
@@ -243,6 +285,7 @@ def test_failed_authentication_metric_from_samples(
             ("2023-01-19", "1", None, 5),  # the five METADATA-during-handshake lines, nodeId=1
             ("2022-11-23", "0", "TLS-9093", 1),  # Strimzi: listener from the network thread name
             ("2020-09-22", "1", None, 1),  # [SocketServer brokerId=1]
+            ("2026-11-20", "7", None, 1),  # broker-7/server.log, node id from server.properties
         ],
         "day string, broker_id string, listener string, event_count long",
     )
@@ -274,6 +317,6 @@ def test_reruns_replace_and_never_duplicate(
     day = _run(spark, inputs, lake, start="2020-06-03", end="2020-06-04")
     totals = day.totals()
     # Only the four SimpleAclAuthorizer lines of 2020-06-03 are inside the window.
-    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 35)
+    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 38)
     assert day.balanced
     assert _contents(spark, lake) == before
