@@ -42,14 +42,17 @@ def read_lines(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
 
     Returns:
         DataFrame: source_path (string, local path), block_start (long, byte offset of the
-        split), row_order (long, increasing in read order within a split), value (string).
+        split), row_order (long, increasing in read order within a split), value (string,
+        valid UTF-8).
     """
     paths = [hadoop_literal(str(s.path)) for s in sources]
     return spark.read.text(paths).select(
         local_path(F.col("_metadata.file_path")).alias("source_path"),
         F.col("_metadata.file_block_start").alias("block_start"),
         F.monotonically_increasing_id().alias("row_order"),
-        "value",
+        # Log files are not always valid UTF-8 (binary junk, a cut multi-byte character):
+        # invalid sequences become U+FFFD so every table holds valid strings.
+        F.make_valid_utf8("value").alias("value"),
     )
 
 
