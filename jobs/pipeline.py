@@ -64,9 +64,10 @@ def build_frames(
     """
     disk = StorageLevel.MEMORY_AND_DISK
     numbered = number_lines(read_lines(spark, sources)).persist(disk)
+    # Persisted: the node-id aggregates and the records themselves all read the fold.
+    folded = fold_records(numbered).persist(disk)
     records = (
-        fold_records(numbered)
-        .transform(with_node_id, sources_frame(spark, sources))
+        folded.transform(with_node_id, sources_frame(spark, sources))
         .transform(with_family)
         .persist(disk)
     )
@@ -83,7 +84,7 @@ def build_frames(
         security_metrics=compute_security_metrics(
             silver[auth_events.TABLE_NAME], silver[authz_decisions.TABLE_NAME], config.run_id
         ),
-        cached=(numbered, records, bronze, *[output for _, output in outputs]),
+        cached=(numbered, folded, records, bronze, *[output for _, output in outputs]),
     )
 
 

@@ -156,8 +156,10 @@ def test_secrets_become_keyed_fingerprints_in_every_rendering(spark: SparkSessio
         (None, None),
     ]  # fmt: skip
     df = spark.createDataFrame(rows, "text string, expected string")
-    got = with_secrets_fingerprinted(df, ["text"], KEY).select("text")
-    assertDataFrameEqual(got, df.select(F.col("expected").alias("text")), checkRowOrder=True)
+    # Each output row keeps its expected value beside it: compare the pairs.
+    got = with_secrets_fingerprinted(df, ["text"], KEY)
+    pairs = df.select(F.col("expected").alias("text"), "expected")
+    assertDataFrameEqual(got, pairs, checkRowOrder=False)
 
 
 def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> None:
