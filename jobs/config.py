@@ -5,6 +5,7 @@ Every error names the file, the key and what was expected (``ConfigError``).
 
 from __future__ import annotations
 
+import os
 import tomllib
 import uuid
 from collections.abc import Mapping
@@ -162,7 +163,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
     base = path.parent
     kwargs: dict[str, Any] = {}
     if (lake := _str(run, "lake", path, "run")) is not None:
-        kwargs["lake"] = str(base / lake) if "://" not in lake else lake
+        kwargs["lake"] = os.path.normpath(base / lake) if "://" not in lake else lake
     for key in ("start", "end"):
         if (text := _str(run, key, path, "run")) is not None:
             kwargs[key] = parse_instant(text, f"{path}: run.{key}")
@@ -187,7 +188,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
             raise ConfigError(f"{path}: {where} needs a 'path' string")
         source_path = str(item["path"])
         if not Path(source_path).is_absolute():
-            source_path = str(base / source_path)
+            source_path = os.path.normpath(base / source_path)
         specs.append(
             SourceSpec(
                 path=source_path,
