@@ -19,6 +19,7 @@ from schemas.connect_requests import CONNECT_REQUESTS
 from schemas.quarantine import QUARANTINE
 from schemas.raw_lines import FAMILY_CONNECT_REST, FAMILY_CONNECT_WORKER
 from tests.bronze_rows import Record, bronze_df
+from transforms.columns import lookup
 from transforms.connect import (
     is_connect_rest_record,
     is_connect_worker_record,
@@ -30,7 +31,6 @@ from transforms.connect_rest import (
     connector_in_path,
     endpoint_kind,
     is_internal_endpoint,
-    lookup,
     query_flag,
     request_path,
     request_query,

@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import authz_decisions as schema
+from transforms.columns import group as _group
 from transforms.columns import typed_nulls
 from transforms.quarantine import Check, first_failure
 
@@ -82,11 +83,6 @@ _REASONS: dict[str, tuple[str, str]] = {
     "principal_type": ("missing_field_principal_type", "principal has no 'type:' prefix"),
     "resource_type": ("missing_field_resource_type", "resource is not Type:PATTERN:name"),
 }
-
-
-def _group(text: Column, regex: str, index: int) -> Column:
-    """Group ``index`` of ``regex`` in ``text``; null when absent or empty."""
-    return F.nullif(F.regexp_extract(text, regex, index), F.lit(""))
 
 
 def _groups(text: Column, regex: str, names: tuple[str, ...]) -> dict[str, Column]:

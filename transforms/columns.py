@@ -25,3 +25,8 @@ def typed_nulls(schema: StructType, names: Iterable[str]) -> dict[str, Column]:
         KeyError: a name that ``schema`` does not have.
     """
     return {name: F.lit(None).cast(schema[name].dataType) for name in names}
+
+
+def lookup(mapping: dict[str, str], key: Column) -> Column:
+    """``mapping[key]`` as a string Column; null for a null key or one not in ``mapping``."""
+    return F.create_map(*[F.lit(x) for pair in mapping.items() for x in pair])[key]

@@ -20,6 +20,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import connect_requests as schema
+from transforms.columns import group as _group
+from transforms.columns import lookup
 from transforms.quarantine import Check, first_failure
 
 LOGGER_RE = r"^org\.apache\.kafka\.connect\.runtime\.rest\.RestServer(?::\d+)?$"
@@ -46,11 +48,6 @@ _FIELDS: tuple[str, ...] = (
     "_client", "_user", "_time", "_request", "_status", "_bytes", "_old_latency", "_referer",
     "_agent", "_last",
 )  # fmt: skip
-
-
-def _group(text: Column, regex: str, index: int) -> Column:
-    """Group ``index`` of ``regex`` in ``text``; null when absent or empty."""
-    return F.nullif(F.regexp_extract(text, regex, index), F.lit(""))
 
 
 def _dash_null(value: Column) -> Column:
@@ -148,14 +145,6 @@ def _access_format(old_latency: Column, last: Column) -> Column:
         .when(last.rlike(r"^\d+$"), F.lit(schema.FORMAT_EXTENDED_LATENCY))
         .when(last.rlike(_TYPO_RE), F.lit(schema.FORMAT_EXTENDED_TYPO))
     )
-
-
-def lookup(mapping: dict[str, str], key: Column) -> Column:
-    """``mapping[key]`` as a string Column; null for a null key or one not in ``mapping``."""
-    result = F.lit(None).cast("string")
-    for name, value in mapping.items():
-        result = F.when(key == name, F.lit(value)).otherwise(result)
-    return result
 
 
 def _checks() -> list[Check]:

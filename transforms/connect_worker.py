@@ -20,12 +20,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import connect_requests as schema
+from transforms.columns import group as _group
+from transforms.columns import lookup
 from transforms.connect_rest import (
     connect_request_columns,
     connector_in_path,
     endpoint_kind,
     is_internal_endpoint,
-    lookup,
     query_flag,
     request_path,
     request_query,
@@ -118,11 +119,6 @@ _FIELDS: tuple[str, ...] = (
     "previous_config_value", "uri",
 )  # fmt: skip
 _FORWARD_KINDS = {"IO error": "io_error", "Thread was interrupted": "interrupted", "Error": "error"}
-
-
-def _group(text: Column, regex: str, index: int) -> Column:
-    """Group ``index`` of ``regex`` in ``text``; null when absent or empty."""
-    return F.nullif(F.regexp_extract(text, regex, index), F.lit(""))
 
 
 def is_connect_worker_record(logger: Column, message: Column) -> Column:

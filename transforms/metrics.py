@@ -9,10 +9,11 @@ that number divided by the window's length.
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from schemas.security_metrics import SECURITY_METRICS
+from transforms.columns import lookup
 
 #: auth_events.event_type (broker side) -> Selector metric name (without -total / -rate).
 AUTH_METERS: dict[str, str] = {
@@ -27,10 +28,6 @@ AUTHZ_RATES: dict[str, str] = {
     "ALLOWED": "authorization-allowed-rate-per-minute",
 }
 WINDOWS: dict[str, tuple[str, int]] = {"1h": ("hour", 3600), "1d": ("day", 86400)}
-
-
-def _mapped(column: Column, mapping: dict[str, str]) -> Column:
-    return F.create_map(*[F.lit(x) for pair in mapping.items() for x in pair])[column]
 
 
 def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFrame:
@@ -52,7 +49,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
     """
     from_logs = F.col("source_format") == "log4j"
     auth = auth_events.where((F.col("side") == "broker") & from_logs).select(
-        _mapped(F.col("event_type"), AUTH_METERS).alias("meter"),
+        lookup(AUTH_METERS, F.col("event_type")).alias("meter"),
         F.lit("meter").alias("kind"),
         "event_ts",
         F.col("node_id").alias("broker_id"),
@@ -61,7 +58,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
         F.lit(None).cast("string").alias("principal"),
     )
     authz = authz_decisions.where((F.col("record_type") == "decision") & from_logs).select(
-        _mapped(F.col("decision"), AUTHZ_RATES).alias("meter"),
+        lookup(AUTHZ_RATES, F.col("decision")).alias("meter"),
         F.lit("per_minute").alias("kind"),
         "event_ts",
         F.col("node_id").alias("broker_id"),

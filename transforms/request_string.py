@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from transforms.columns import group as _group
 from transforms.kafka_apis import api_key_of
 from transforms.quarantine import Check
 
@@ -55,10 +56,6 @@ _NUMBERS: dict[str, tuple[str, str]] = {
 #: Nested ``{...}`` / ``[...]`` groups without nested brackets; removed innermost first.
 _INNERMOST_GROUP_RE = r"\{[^{}\[\]]*\}|\[[^{}\[\]]*\]"
 _FLATTEN_PASSES = 12
-
-
-def _group(text: Column, regex: str, index: int) -> Column:
-    return F.nullif(F.regexp_extract(text, regex, index), F.lit(""))
 
 
 def split_string_form(body: Column) -> dict[str, Column]:
