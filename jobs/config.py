@@ -5,6 +5,7 @@ Every error names the file, the key and what was expected (``ConfigError``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 import uuid
@@ -12,12 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jobs.errors import ConfigError
 
 ENGINES = ("auto", "native", "embedded")
+
+RulesT = TypeVar("RulesT")
 
 
 def check_time_zone(zone: str, where: str) -> str:
@@ -79,6 +82,10 @@ class RunConfig:
         spark_conf: extra Spark settings.
         fingerprint_key_env / fingerprint_key_file: the fingerprint key by reference
             (``jobs.secrets``); neither = a key generated and kept in the lake.
+        token_secret_env / token_secret_file: the cluster's ``delegation.token.secret.key``
+            by reference, for HMAC verification (KIP-48); never stored.
+        rules: thresholds and switches of the gold rules, one table per area
+            (``[rules.reauth]``, ``[rules.tokens]``, ...); each area validates its own keys.
     """
 
     sources: tuple[SourceSpec, ...]
@@ -91,6 +98,9 @@ class RunConfig:
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     fingerprint_key_env: str | None = None
     fingerprint_key_file: str | None = None
+    token_secret_env: str | None = None
+    token_secret_file: str | None = None
+    rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -173,6 +183,15 @@ def load_config_file(path: Path) -> dict[str, Any]:
         kwargs["fingerprint_key_env"] = key_env
     if (key_file := _str(secrets, "fingerprint_key_file", path, "secrets")) is not None:
         kwargs["fingerprint_key_file"] = str(base / key_file)
+    if (secret_env := _str(secrets, "token_secret_env", path, "secrets")) is not None:
+        kwargs["token_secret_env"] = secret_env
+    if (secret_file := _str(secrets, "token_secret_file", path, "secrets")) is not None:
+        kwargs["token_secret_file"] = str(base / secret_file)
+    rules = _table(document, "rules", path)
+    for area, table in rules.items():
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{path}: [rules.{area}] must be a table")
+    kwargs["rules"] = {str(area): dict(table) for area, table in rules.items()}
     if (master := _str(spark, "master", path, "spark")) is not None:
         kwargs["master"] = master
     conf = _table(spark, "conf", path)
@@ -219,3 +238,40 @@ def build_config(file_kwargs: Mapping[str, Any], **overrides: Any) -> RunConfig:
 def with_run_id(config: RunConfig, run_id: str | None) -> RunConfig:
     """Return ``config`` with ``run_id`` replaced when one is given."""
     return replace(config, run_id=run_id) if run_id else config
+
+
+def area_rules(config: RunConfig, area: str, cls: type[RulesT]) -> RulesT:
+    """The ``[rules.<area>]`` table of ``config`` as ``cls`` (a dataclass whose fields all have
+    defaults: Kafka's defaults or the project's documented ones).
+
+    Raises:
+        ConfigError: an unknown key, or a value of the wrong type (ints where floats are
+            expected are accepted; lists must hold the field's element type).
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    table = dict(config.rules.get(area, {}))
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(table) - set(fields))
+    if unknown:
+        raise ConfigError(
+            f"[rules.{area}]: unknown key(s) {', '.join(unknown)}; known: {', '.join(fields)}"
+        )
+    defaults = cls()
+    values: dict[str, Any] = {}
+    for name, given in table.items():
+        default = getattr(defaults, name)
+        expected = type(default)
+        value = given
+        if isinstance(default, float) and isinstance(given, int) and not isinstance(given, bool):
+            value = float(given)
+        elif isinstance(default, tuple):
+            if not isinstance(given, list):
+                raise ConfigError(f"[rules.{area}].{name} must be a list, got {given!r}")
+            value = tuple(given)
+        elif default is not None and (
+            not isinstance(given, expected) or isinstance(given, bool) != isinstance(default, bool)
+        ):
+            raise ConfigError(f"[rules.{area}].{name} must be {expected.__name__}, got {value!r}")
+        values[name] = value
+    return dataclasses.replace(defaults, **values)

@@ -45,6 +45,8 @@ class WriteSpec:
         app_id: Application transaction id recorded in the commit.
         app_version: Application transaction version recorded in the commit.
         write_id: Unique id of this write, stored in the commit info to find the commit later.
+        replace_all: The commit removes every current file of the table (a full overwrite in
+            one transaction; used for small gold tables merged in Spark, e.g. on a key).
     """
 
     path: str
@@ -53,6 +55,7 @@ class WriteSpec:
     app_id: str
     app_version: int
     write_id: str
+    replace_all: bool = False
 
     def to_json(self) -> str:
         """Returns: the spec as JSON."""

@@ -104,20 +104,23 @@ class DeltaRsDataSource(DataSource):
 
 
 def _removes(table: DeltaTable, spec: WriteSpec) -> list[RemoveAction]:
-    """Remove actions of every current file in the replaced partitions."""
-    column = spec.partition_by[0]
+    """Remove actions of every current file in the replaced partitions (all with
+    ``replace_all``)."""
+    column = spec.partition_by[0] if spec.partition_by else None
     files = pa.table(table.get_add_actions(flatten=True))
     now_ms = int(time.time() * 1000)
+    values = files.column(f"partition.{column}").to_pylist() if column else [None] * files.num_rows
     removes = []
     for path, size, value in zip(
         files.column("path").to_pylist(),
         files.column("size_bytes").to_pylist(),
-        files.column(f"partition.{column}").to_pylist(),
+        values,
         strict=True,
     ):
         text = None if value is None else value.isoformat()
-        if text in (spec.replace or ()):
-            removes.append(RemoveAction(path, True, now_ms, size, {column: text}))
+        if spec.replace_all or text in (spec.replace or ()):
+            partition = {column: text} if column else {}
+            removes.append(RemoveAction(path, True, now_ms, size, partition))
     return removes
 
 
@@ -134,7 +137,9 @@ def commit_files(spec: WriteSpec, schema: StructType, adds: list[dict[str, Any]]
     """
     rows = sum(json.loads(add["stats"])["numRecords"] for add in adds)
     info: dict[str, Any] = {WRITE_ID_KEY: spec.write_id, ROWS_KEY: rows}
-    if spec.replace is not None:  # shown by DESCRIBE HISTORY; the commit removes files
+    if spec.replace_all:
+        info |= {"isBlindAppend": False, "operationParameters": {"predicate": "true"}}
+    elif spec.replace is not None:  # shown by DESCRIBE HISTORY; the commit removes files
         column = spec.partition_by[0]
         tests = [f"{column} IS NULL" if v is None else f"{column} = '{v}'" for v in spec.replace]
         info |= {
@@ -161,7 +166,7 @@ def commit_files(spec: WriteSpec, schema: StructType, adds: list[dict[str, Any]]
     if done is not None and done >= spec.app_version:
         delete_files(spec, adds)
         return
-    removes = _removes(table, spec) if spec.replace is not None else []
+    removes = _removes(table, spec) if spec.replace is not None or spec.replace_all else []
     table.create_write_transaction(
         [*actions, *removes],
         mode="append",

@@ -175,3 +175,30 @@ def source_rows(sources: Iterable[SourceFile]) -> list[tuple[str, str, str, str 
     """Rows for the small ``sources`` DataFrame: (source_path, node_key, node_folder_name,
     config_node_id, time_zone), with source_path as the local path Spark reports."""
     return [(str(s.path), s.node_key, s.node_folder_name, s.node_id, s.time_zone) for s in sources]
+
+
+#: Property names whose values are secrets (never carried into a DataFrame).
+SECRET_PROPERTY = re.compile(
+    r"(password|secret|jaas\.config|master\.key|private\.key|credentials?)(\.|$)", re.IGNORECASE
+)
+
+
+def node_property_rows(
+    sources: Iterable[SourceFile],
+) -> list[tuple[str | None, str, str, str, str | None, bool]]:
+    """Rows of ``schemas.node_properties.NODE_PROPERTIES`` for the node configs of ``sources``
+    (each config once): (node_id, role, config_path, property, value, is_secret). Values of
+    secret properties (``SECRET_PROPERTY``) are None."""
+    rows: list[tuple[str | None, str, str, str, str | None, bool]] = []
+    seen: set[Path] = set()
+    for source in sources:
+        config = source.config
+        if config is None or config.path in seen:
+            continue
+        seen.add(config.path)
+        node_id = source.forced_node_id or config.node_id
+        for name, value in sorted(config.properties.items()):
+            secret = bool(SECRET_PROPERTY.search(name))
+            kept = None if secret else value.strip()
+            rows.append((node_id, config.role, str(config.path), name, kept, secret))
+    return rows

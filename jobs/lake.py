@@ -152,6 +152,7 @@ class Lake:
         replace_partitions: Sequence[datetime.date | None] | None,
         app_id: str,
         app_version: int = 1,
+        replace_all: bool = False,
     ) -> WriteResult:
         """Writes ``df`` to ``table`` in one commit, creating the table on first write.
 
@@ -166,6 +167,8 @@ class Lake:
                 (replaceWhere semantics); every row must be in one of them.
             app_id: Application transaction id (stable across retries of the same write).
             app_version: Application transaction version.
+            replace_all: Replace the whole table in the commit (``replace_partitions`` must
+                then be None): for small gold tables merged in Spark on a key.
 
         Returns:
             The outcome; ``skipped`` when ``app_id`` already has ``app_version`` or later.
@@ -174,6 +177,8 @@ class Lake:
             EngineError: Unsupported partitioning, schema mismatch, or the write failed (the
                 table is then unchanged).
         """
+        if replace_all and replace_partitions is not None:
+            raise EngineError("replace_all and replace_partitions exclude each other")
         column = _partition_column(schema, partition_by, replace_partitions)
         replace = None if replace_partitions is None else tuple(map(_iso, replace_partitions))
         spec = WriteSpec(
@@ -183,6 +188,7 @@ class Lake:
             app_id=app_id,
             app_version=app_version,
             write_id=uuid.uuid4().hex,
+            replace_all=replace_all,
         )
         write = _native_write if self._engine is Engine.NATIVE else delta_rs_source.write
         try:
@@ -258,7 +264,9 @@ def _native_write(
     writer = df.write.format("delta").option("txnAppId", spec.app_id)
     writer = writer.option("txnVersion", spec.app_version).option("userMetadata", spec.write_id)
     writer = writer.partitionBy(*spec.partition_by)
-    if spec.replace is None:
+    if spec.replace_all:
+        writer = writer.mode("overwrite")
+    elif spec.replace is None:
         writer = writer.mode("append")
     else:
         col = f"`{spec.partition_by[0]}`"

@@ -32,6 +32,8 @@ SECURITY_METRICS = StructType(
         StructField("mechanism", StringType(), True),
         # Only for metrics sliced by principal (authorization); Kafka itself has no such slice.
         StructField("principal", StringType(), True),
+        # Only for metrics sliced by API (forwarding, KIP-590): ApiKeys name, e.g. CREATE_TOPICS.
+        StructField("api_key_name", StringType(), True),
         # -total: events in the window; -rate: per second; -rate-per-minute: per minute.
         StructField("value", DoubleType(), False),
         # The number of log events behind the value.

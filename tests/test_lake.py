@@ -188,6 +188,41 @@ def test_replace_partitions_swaps_only_those_partitions_in_one_commit(
     assert _log_actions(path, 1) == ["add", "add", "commitInfo", "remove", "remove", "txn"]
 
 
+def test_replace_all_overwrites_every_partition_in_one_commit(
+    spark: SparkSession, lake: Lake
+) -> None:
+    _write(lake, _df(spark, [_row(1, D1), _row(2, D2), _row(3, None)]), None, "day-1")
+    merged = [_row(2, D2, "User:bob"), _row(4, D3)]
+    result = lake.write(
+        _df(spark, merged),
+        "events",
+        schema=SCHEMA,
+        partition_by=["log_date"],
+        replace_partitions=None,
+        app_id="merge",
+        replace_all=True,
+    )
+    path = lake.table_path("events")
+    assert (result.version, result.skipped, result.rows_written) == (1, False, 2)
+    assert _delta_rows(path) == _as_delta(merged)
+    assert _log_actions(path, 1) == [
+        "add", "add", "commitInfo", "remove", "remove", "remove", "txn",
+    ]  # fmt: skip
+
+
+def test_replace_all_excludes_replace_partitions(spark: SparkSession, lake: Lake) -> None:
+    with pytest.raises(EngineError, match="exclude each other"):
+        lake.write(
+            _df(spark, []),
+            "events",
+            schema=SCHEMA,
+            partition_by=["log_date"],
+            replace_partitions=[D1],
+            app_id="x",
+            replace_all=True,
+        )
+
+
 def test_rerunning_a_replace_leaves_identical_content(spark: SparkSession, lake: Lake) -> None:
     _write(lake, _df(spark, [_row(1, D1)]), None, "init")
     rows = [_row(2, D2), _row(3, D2, None), _row(4, D3)]

@@ -95,8 +95,8 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
     h10, h11, h12 = t(2026, 11, 20, 10), t(2026, 11, 20, 11), t(2026, 11, 20, 12)
     d0, d1 = t(2026, 11, 20), t(2026, 11, 21)
     day = date(2026, 11, 20)
-    fa = ("1", "SASL_SSL", "PLAIN", None)
-    mallory = ("1", None, None, "User:mallory")
+    fa = ("1", "SASL_SSL", "PLAIN", None, None)
+    mallory = ("1", None, None, "User:mallory", None)
     expected = spark.createDataFrame(
         [
             ("failed-authentication-total", "1h", h10, h11, *fa, 2.0, 2, "r", day),

@@ -39,7 +39,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
         principal, source_format.
     Output columns:
         meter (string), kind ('meter' or 'per_minute'), event_ts (timestamp), broker_id,
-        listener, mechanism, principal (string).
+        listener, mechanism, principal, api_key_name (string).
 
     Only broker-side authentication outcomes count (the client's own Selector metrics live in
     the client). Authorization counts only ``record_type = 'decision'`` rows. Only Kafka's own
@@ -56,6 +56,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
         "listener",
         "mechanism",
         F.lit(None).cast("string").alias("principal"),
+        F.lit(None).cast("string").alias("api_key_name"),
     )
     authz = authz_decisions.where((F.col("record_type") == "decision") & from_logs).select(
         lookup(AUTHZ_RATES, F.col("decision")).alias("meter"),
@@ -65,6 +66,7 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
         F.lit(None).cast("string").alias("listener"),
         F.lit(None).cast("string").alias("mechanism"),
         "principal",
+        F.lit(None).cast("string").alias("api_key_name"),
     )
     return auth.unionByName(authz).where(F.col("meter").isNotNull() & F.col("event_ts").isNotNull())
 
@@ -79,18 +81,32 @@ def security_metrics(auth_events: DataFrame, authz_decisions: DataFrame, run_id:
     and ``authorization-allowed-rate-per-minute`` (count / window minutes) per broker and
     principal. Windows with no event produce no row (a zero is not evidence).
     """
+    return windowed_counts(metric_events(auth_events, authz_decisions), run_id)
+
+
+def windowed_counts(events: DataFrame, run_id: str) -> DataFrame:
+    """Count events per 1h and 1d UTC window into metric rows.
+
+    Input columns: meter (string: the metric name without suffix), kind (string: 'meter' gives
+    ``<meter>-total`` and ``<meter>-rate`` per second, 'total' gives ``<meter>-total`` only,
+    'count' gives ``<meter>`` as a count (e.g. ``expired-connections-killed-count``),
+    'per_minute' gives ``<meter>`` per minute), event_ts (timestamp, UTC), broker_id,
+    listener, mechanism, principal, api_key_name (string, nullable dimensions).
+    Output columns: exactly ``schemas.security_metrics.SECURITY_METRICS``. Windows with no
+    event produce no row (a zero is not evidence).
+    """
     windows = F.array(
         *[
             F.struct(F.lit(n).alias("name"), F.lit(u).alias("unit"), F.lit(s).alias("seconds"))
             for n, (u, s) in WINDOWS.items()
         ]
     )
-    events = metric_events(auth_events, authz_decisions).withColumn("w", F.explode(windows))
+    events = events.withColumn("w", F.explode(windows))
     start = F.when(F.lit(False), F.lit(None).cast("timestamp"))
     for name, (unit, _) in WINDOWS.items():
         start = start.when(F.col("w.name") == name, F.date_trunc(unit, F.col("event_ts")))
     keys = ["meter", "kind", "window", "seconds", "window_start_ts", "broker_id", "listener",
-            "mechanism", "principal"]  # fmt: skip
+            "mechanism", "principal", "api_key_name"]  # fmt: skip
     counts = (
         events.withColumn("window", F.col("w.name"))
         .withColumn("seconds", F.col("w.seconds"))
@@ -99,17 +115,20 @@ def security_metrics(auth_events: DataFrame, authz_decisions: DataFrame, run_id:
         .agg(F.count(F.lit(1)).alias("event_count"))
     )
     n = F.col("event_count").cast("double")
-    values = F.when(
-        F.col("kind") == "meter",
-        F.array(
-            F.struct(F.concat("meter", F.lit("-total")).alias("name"), n.alias("value")),
-            F.struct(
-                F.concat("meter", F.lit("-rate")).alias("name"),
-                (n / F.col("seconds")).alias("value"),
-            ),
-        ),
-    ).otherwise(
-        F.array(F.struct(F.col("meter").alias("name"), (n * 60 / F.col("seconds")).alias("value")))
+    total = F.struct(F.concat("meter", F.lit("-total")).alias("name"), n.alias("value"))
+    rate = F.struct(
+        F.concat("meter", F.lit("-rate")).alias("name"), (n / F.col("seconds")).alias("value")
+    )
+    kind = F.col("kind")
+    values = (
+        F.when(kind == "meter", F.array(total, rate))
+        .when(kind == "total", F.array(total))
+        .when(kind == "count", F.array(F.struct(F.col("meter").alias("name"), n.alias("value"))))
+        .otherwise(
+            F.array(
+                F.struct(F.col("meter").alias("name"), (n * 60 / F.col("seconds")).alias("value"))
+            )
+        )
     )
     exploded = counts.withColumn("m", F.explode(values))
     return exploded.select(
@@ -121,6 +140,7 @@ def security_metrics(auth_events: DataFrame, authz_decisions: DataFrame, run_id:
         "listener",
         "mechanism",
         "principal",
+        "api_key_name",
         F.col("m.value").alias("value"),
         F.col("event_count").cast("long").alias("event_count"),
         F.lit(run_id).alias("run_id"),

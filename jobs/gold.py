@@ -1,0 +1,119 @@
+"""Gold: the audit replays (KIP-368, KIP-48, KIP-590, KIP-801, KIP-507) on top of silver.
+
+Each area has a builder ``build(context) -> GoldOutput`` (``jobs.gold_*``): it plans its gold
+tables, its findings and any extra ``security_metrics`` rows from the run's silver frames, the
+nodes' configuration and, for state carried across runs, the lake's previous snapshot. This
+module lists the builders and stacks their outputs; ``jobs.pipeline`` writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from jobs.config import RunConfig
+from schemas.findings import FINDINGS
+from schemas.security_metrics import SECURITY_METRICS
+
+
+@dataclass(frozen=True)
+class GoldContext:
+    """What a gold builder may read.
+
+    Attributes:
+        spark: the session.
+        silver: the run's silver frames by table name (``transforms.silver.SILVER_TABLES``),
+            limited to the run window.
+        bronze: the run's ``raw_lines`` rows (secrets already fingerprinted).
+        node_properties: ``schemas.node_properties.NODE_PROPERTIES`` rows of the nodes' configs.
+        config: the run's configuration (window, ``rules``, run id).
+        previous: reads a gold table's snapshot as it was before this run
+            ``(table, schema) -> DataFrame`` (empty when the table does not exist yet).
+        token_secret: the cluster's delegation-token secret, when given by reference; never
+            written anywhere.
+        as_of: the end of the evidence: the run window's end, else the latest event time.
+    """
+
+    spark: SparkSession
+    silver: Mapping[str, DataFrame]
+    bronze: DataFrame
+    node_properties: DataFrame
+    config: RunConfig
+    previous: Callable[[str, StructType], DataFrame]
+    token_secret: bytes | None = None
+    as_of: datetime | None = None
+
+
+@dataclass(frozen=True)
+class GoldTable:
+    """A gold table to write.
+
+    Attributes:
+        name / schema / partition_by: the table (``schemas/``).
+        df: its rows for this run.
+        replace_all: True for tables merged on a key in Spark (the whole table is rewritten
+            in one commit: MERGE semantics); False = the run's date partitions are replaced.
+    """
+
+    name: str
+    df: DataFrame
+    schema: StructType
+    partition_by: tuple[str, ...]
+    replace_all: bool = False
+
+
+@dataclass(frozen=True)
+class GoldOutput:
+    """What a builder plans: tables, findings rows (``schemas.findings.FINDINGS``) and extra
+    ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``)."""
+
+    tables: tuple[GoldTable, ...] = ()
+    findings: tuple[DataFrame, ...] = ()
+    metrics: tuple[DataFrame, ...] = ()
+
+
+Builder = Callable[[GoldContext], GoldOutput]
+
+
+@dataclass(frozen=True)
+class Gold:
+    """Every builder's output stacked: the tables, one findings frame, extra metrics."""
+
+    tables: list[GoldTable]
+    findings: DataFrame
+    metrics: DataFrame | None
+    names: list[str] = field(default_factory=list)
+
+
+def builders() -> Sequence[Builder]:
+    """The gold builders, in the order their tables are written."""
+    return ()
+
+
+def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:
+    """Plan every gold builder (nothing runs until an action).
+
+    Returns:
+        Their tables; their findings stacked into one frame of ``FINDINGS`` (empty when no
+        builder has findings); their extra metrics stacked (None when there are none).
+    """
+    tables: list[GoldTable] = []
+    findings: list[DataFrame] = []
+    metrics: list[DataFrame] = []
+    for build in builders() if selected is None else selected:
+        output = build(context)
+        tables.extend(output.tables)
+        findings.extend(output.findings)
+        metrics.extend(output.metrics)
+    stacked = context.spark.createDataFrame([], FINDINGS)
+    for frame in findings:
+        stacked = stacked.unionByName(frame.select(*FINDINGS.fieldNames()))
+    extra = None
+    for frame in metrics:
+        part = frame.select(*SECURITY_METRICS.fieldNames())
+        extra = part if extra is None else extra.unionByName(part)
+    return Gold(tables=tables, findings=stacked, metrics=extra, names=[t.name for t in tables])
