@@ -35,6 +35,8 @@ class GoldContext:
             ``(table, schema) -> DataFrame`` (empty when the table does not exist yet).
         token_secret: the cluster's delegation-token secret, when given by reference; never
             written anywhere.
+        fingerprint_key: the lake's fingerprint key (``jobs.secrets``): fingerprints computed
+            in gold compare with those of silver (``transforms.redaction``).
         as_of: the end of the evidence: the run window's end, else the latest event time.
     """
 
@@ -45,6 +47,7 @@ class GoldContext:
     config: RunConfig
     previous: Callable[[str, StructType], DataFrame]
     token_secret: bytes | None = None
+    fingerprint_key: bytes | None = None
     as_of: datetime | None = None
 
 

@@ -16,12 +16,21 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.config import RunConfig
+from jobs.gold import Gold, GoldContext, build_gold
 from jobs.ingest import read_lines, sources_frame
-from jobs.inputs import SourceFile, discover_sources
+from jobs.inputs import SourceFile, discover_sources, node_property_rows
 from jobs.lake import Lake, WriteResult, choose_engine
-from jobs.secrets import fingerprint_key
+from jobs.secrets import fingerprint_key, token_secret
 from jobs.summary import RunSummary, TableWrite
-from schemas import auth_events, authz_decisions, quarantine, raw_lines, security_metrics
+from schemas import (
+    auth_events,
+    authz_decisions,
+    findings,
+    quarantine,
+    raw_lines,
+    security_metrics,
+)
+from schemas.node_properties import NODE_PROPERTIES
 from transforms.accounting import line_accounting
 from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
 from transforms.metrics import security_metrics as compute_security_metrics
@@ -99,22 +108,29 @@ def replaced_dates(frames: Frames, config: RunConfig) -> list[date | None]:
 
 
 def _write_all(
-    lake: Lake, frames: Frames, dates: list[date | None], run_id: str
+    lake: Lake, frames: Frames, gold: Gold, dates: list[date | None], run_id: str
 ) -> list[WriteResult]:
     app_id = f"kafka-security-audit:{run_id}"
+    metrics = frames.security_metrics
+    if gold.metrics is not None:
+        metrics = metrics.unionByName(gold.metrics)
     plan = [
-        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
+        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS,
+         False),
         *[
-            (frames.silver[name], name, schema, partition)
+            (frames.silver[name], name, schema, partition, False)
             for name, (schema, partition) in SILVER_TABLES.items()
         ],
         (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
-         quarantine.PARTITION_COLUMNS),
-        (frames.security_metrics, security_metrics.TABLE_NAME,
-         security_metrics.SECURITY_METRICS, security_metrics.PARTITION_COLUMNS),
+         quarantine.PARTITION_COLUMNS, False),
+        *[(t.df, t.name, t.schema, t.partition_by, t.replace_all) for t in gold.tables],
+        (metrics, security_metrics.TABLE_NAME, security_metrics.SECURITY_METRICS,
+         security_metrics.PARTITION_COLUMNS, False),
+        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS,
+         False),
     ]  # fmt: skip
     results = []
-    for df, table, schema, partition_by in plan:
+    for df, table, schema, partition_by, replace_all in plan:
         log.info("writing %s", table)
         results.append(
             lake.write(
@@ -122,11 +138,33 @@ def _write_all(
                 table,
                 schema=schema,
                 partition_by=partition_by,
-                replace_partitions=dates,
+                replace_partitions=None if replace_all else dates,
+                replace_all=replace_all,
                 app_id=app_id,
             )
         )
     return results
+
+
+def gold_context(
+    lake: Lake, frames: Frames, sources: Sequence[SourceFile], config: RunConfig, key: bytes
+) -> GoldContext:
+    """The gold builders' inputs: silver, bronze, the nodes' properties (secret values
+    dropped), the lake's previous snapshots, the token secret by reference, the window's end."""
+    spark = frames.bronze.sparkSession
+    node_properties = spark.createDataFrame(node_property_rows(sources), NODE_PROPERTIES)
+    configs = [s.config.properties for s in sources if s.config is not None]
+    return GoldContext(
+        spark=spark,
+        silver=frames.silver,
+        bronze=frames.bronze,
+        node_properties=node_properties,
+        config=config,
+        previous=lake.read,
+        token_secret=token_secret(config.token_secret_env, config.token_secret_file, configs),
+        fingerprint_key=key,
+        as_of=config.end,
+    )
 
 
 def run(
@@ -158,7 +196,8 @@ def run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     frames = build_frames(spark, sources, config, key)
     dates = replaced_dates(frames, config)
-    results = _write_all(lake, frames, dates, config.run_id)
+    gold = build_gold(gold_context(lake, frames, sources, config, key))
+    results = _write_all(lake, frames, gold, dates, config.run_id)
     log.info("accounting for every line")
     accounting = line_accounting(
         frames.numbered,

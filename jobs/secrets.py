@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from jobs.errors import ConfigError
@@ -89,3 +90,46 @@ def fingerprint_key(lake: str, key_env: str | None = None, key_file: str | None 
 def ephemeral_key() -> bytes:
     """A random key for runs that write nothing (``kafka-audit parse``)."""
     return secrets.token_hex(KEY_BYTES).encode("utf-8")
+
+
+#: Kafka's property names of the delegation-token secret: current, then pre-4.0.
+TOKEN_SECRET_PROPERTIES = ("delegation.token.secret.key", "delegation.token.master.key")
+
+
+def token_secret(
+    key_env: str | None, key_file: str | None, properties: Iterable[Mapping[str, str]] = ()
+) -> bytes | None:
+    """The cluster's delegation-token secret for HMAC verification (KIP-48), or None.
+
+    By reference first (``secrets.token_secret_env`` / ``secrets.token_secret_file``), else the
+    value of ``delegation.token.secret.key`` (or the pre-4.0 ``delegation.token.master.key``)
+    in the nodes' properties files. The value is the string Kafka reads from its config, as
+    UTF-8 bytes; it is never logged or stored.
+
+    Raises:
+        ConfigError: the variable is unset, the file unreadable, or the nodes' configs give
+            different secrets (logs from several clusters).
+    """
+    if key_env:
+        value = os.environ.get(key_env)
+        if value is None:
+            raise ConfigError(f"secrets.token_secret_env: variable {key_env} is not set")
+        return value.strip().encode("utf-8")
+    if key_file:
+        try:
+            return Path(key_file).read_text(encoding="utf-8").strip().encode("utf-8")
+        except OSError as error:
+            raise ConfigError(
+                f"secrets.token_secret_file: cannot read {key_file} ({error.strerror})"
+            ) from error
+    found = {
+        value.strip()
+        for props in properties
+        if (value := next((props[n] for n in TOKEN_SECRET_PROPERTIES if props.get(n)), None))
+    }
+    if len(found) > 1:
+        raise ConfigError(
+            "the nodes' properties files give different delegation.token.secret.key values; "
+            "give the cluster's secret by reference (secrets.token_secret_env / _file)"
+        )
+    return found.pop().encode("utf-8") if found else None
