@@ -43,8 +43,8 @@ SUBJECT_TYPES: tuple[str, ...] = (
 #: Where one supporting log line is: the file and its 1-based line number.
 EVIDENCE_POSITION = StructType(
     [
-        StructField("source_path", StringType(), False),
-        StructField("line_number", LongType(), False),
+        StructField("source_path", StringType(), True),
+        StructField("line_number", LongType(), True),
     ]
 )
 
@@ -77,7 +77,7 @@ FINDINGS = StructType(
         # Supporting events.
         StructField("count", LongType(), False),
         # Up to MAX_EVIDENCE positions, sorted by (source_path, line_number).
-        StructField("evidence", ArrayType(EVIDENCE_POSITION, False), False),
+        StructField("evidence", ArrayType(EVIDENCE_POSITION, True), False),
         # One sentence for a human: what happened and why it matters.
         StructField("explanation", StringType(), False),
         StructField("run_id", StringType(), False),

@@ -15,13 +15,14 @@ from schemas.findings import FINDINGS, MAX_EVIDENCE, SEVERITIES, SUBJECT_TYPES
 
 
 def evidence(source_path: str = "source_path", line_number: str = "line_number") -> Column:
-    """Aggregate expression: the first ``MAX_EVIDENCE`` positions (file, line) of the group's
-    rows, sorted. Use inside ``groupBy(...).agg(...)``; null positions are skipped."""
+    """Aggregate expression ``evidence``: the first ``MAX_EVIDENCE`` positions (file, line) of
+    the group's rows, sorted. Use inside ``groupBy(...).agg(...)``; null positions are
+    skipped."""
     position = F.struct(
         F.col(source_path).alias("source_path"), F.col(line_number).alias("line_number")
     )
     positions = F.array_sort(F.collect_set(position))
-    return F.slice(positions, 1, MAX_EVIDENCE)
+    return F.slice(positions, 1, MAX_EVIDENCE).alias("evidence")
 
 
 def to_findings(
