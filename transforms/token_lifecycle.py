@@ -226,14 +226,15 @@ def keyed_events(
 
 
 def token_attributes(
-    previous: DataFrame, observations: DataFrame, keyed: DataFrame, ids: DataFrame
+    previous: DataFrame, observations: DataFrame, keys: DataFrame, ids: DataFrame
 ) -> DataFrame:
     """Per token_key: hmac_fingerprint, owner, requester, renewers, issue_ms, max_ms,
     expiry_ms (described), hmac_verified (previous), first_seen_ts, last_seen_ts.
 
     Each value is the first non-null one of: this run's create line, the previous row, this
     run's describe lines (earliest first); expiry_ms is the latest describe's, else the
-    previous row's. Keys of ``keyed`` (history) without any other source still get a row.
+    previous row's. ``keys`` (token_key of the histories) without any other source still get
+    a row.
     """
     c = F.col
     prev = with_token_key(previous.drop("token_key"), ids).select(
@@ -248,10 +249,8 @@ def token_attributes(
         F.lit(None).cast("boolean").alias("hmac_verified"),
         c("event_ts").alias("first_seen_ts"),
     )
-    fps = keyed.select(
-        "token_key",
-        F.when(c("token_key").startswith("hmac:"), F.substring("token_key", 6, 64)).alias("_fp"),
-    )
+    hmac_key = c("token_key").startswith("hmac:")
+    fps = keys.select("token_key", F.when(hmac_key, F.substring("token_key", 6, 64)).alias("_fp"))
     order = [c("priority"), c("event_ts"), c("source_path"), c("line_number")]
 
     def first(name: str) -> Column:
@@ -273,8 +272,7 @@ def token_attributes(
             F.max("event_ts").alias("last_seen_ts"),
         )
     )
-    keys = fps.groupBy("token_key").agg(F.max("_fp").alias("_fp"))
-    joined = keys.join(attrs, "token_key", "full")
+    joined = fps.join(attrs, "token_key", "full")
     return joined.withColumn("hmac_fingerprint", F.coalesce(c("hmac_fingerprint"), c("_fp"))).drop(
         "_fp"
     )
@@ -338,6 +336,13 @@ def _expected_expiry(e: Column, now: Column) -> Column:
             .when(op == te.OP_EXPIRE, expire))  # fmt: skip
 
 
+def _with_expected_expiry(e: Column) -> Column:
+    """The entry with expected_expiry_ms set (null for a failed operation)."""
+    succeeded = F.coalesce(e["error_code"], F.lit(0)) == 0
+    expected = _expected_expiry(e, F.unix_millis(e["event_ts"]))
+    return e.withField("expected_expiry_ms", F.when(succeeded, expected).cast("long"))
+
+
 def _check(acc: Column, e: Column, expected: Column, error: Column, tol: int) -> Column:
     """CHECK_* of one entry (schemas.token_lifecycle)."""
     c = F.col
@@ -370,7 +375,7 @@ def _step(acc: Column, e: Column, tolerance_ms: int) -> Column:
     op, req, obs = e["operation"], e["requested_period_ms"], e["observed_expiry_ms"]
     now = F.unix_millis(e["event_ts"])
     ok = (F.coalesce(e["error_code"], F.lit(0)) == 0) & ~acc["removed"]
-    expected = F.when(ok, _expected_expiry(e, now))
+    expected = F.when(ok, e["expected_expiry_ms"])
     error = _expected_error(acc, e, now, tolerance_ms)
     changes = ok & op.isin(te.OP_CREATE, te.OP_RENEW, te.OP_EXPIRE)
     new_expiry = F.when(changes, F.coalesce(F.when(obs >= 0, obs), expected))
@@ -452,7 +457,6 @@ def replay_lifecycle(
     observations = token_observations(token_events)
     ids = fingerprint_ids(previous, observations)
     keyed = keyed_events(previous, lifecycle_events(token_events, tolerance_ms), ids, tolerance_ms)
-    attrs = token_attributes(previous, observations, keyed, ids)
     working = F.struct(*[
         c(f.name) if f.name in (*INPUT_FIELDS, "in_run") else F.lit(None).alias(f.name)
         for f in WORK_ENTRY.fields
@@ -468,7 +472,8 @@ def replay_lifecycle(
         .groupBy("token_key")
         .agg(F.max("metadata_mode").alias("_prev_mode"))
     )
-    latest = keyed.agg(F.max("event_ts").alias("_latest"))
+    attrs = token_attributes(previous, observations, grouped.select("token_key"), ids)
+    latest = grouped.agg(F.max("_last").alias("_latest"))
     end = F.lit(as_of).cast("timestamp") if as_of is not None else c("_latest")
     rows = (
         attrs.join(grouped, "token_key", "left")
@@ -482,13 +487,18 @@ def replay_lifecycle(
     )  # fmt: skip
     sorted_entries = F.coalesce(c("_sorted"), F.array().cast(ArrayType(WORK_ENTRY, False)))
     creates = F.filter(sorted_entries, lambda x: x["operation"] == te.OP_CREATE)
-    first_create = F.try_element_at(creates, F.lit(1))
+    rows = rows.withColumn("_fc", F.try_element_at(creates, F.lit(1)))
+    first_create = c("_fc")
     issue = F.coalesce(first_create["observed_issue_ms"], c("issue_ms"),
                        F.unix_millis(first_create["event_ts"]))  # fmt: skip
     rows = rows.withColumn("issue_ms", issue).withColumn(
         "max_ms",
-        F.coalesce(first_create["observed_max_ms"], c("max_ms"), issue + c("max_lifetime_ms")),
+        F.coalesce(
+            first_create["observed_max_ms"], c("max_ms"), c("issue_ms") + c("max_lifetime_ms")
+        ),
     )
+    # The rule's expiry depends on the entry and the token only: computed before the fold.
+    rows = rows.withColumn("_sorted", F.transform(sorted_entries, _with_expected_expiry))
     zero = F.struct(
         F.lit(None).cast("long").alias("expiry_ms"), F.lit(False).alias("removed"),
         F.lit(None).cast("string").alias("ended_by"), F.lit(None).cast("long").alias("ended_ms"),
@@ -496,7 +506,7 @@ def replay_lifecycle(
         F.array().cast(ArrayType(WORK_ENTRY, False)).alias("entries"),
     )  # fmt: skip
     folded = rows.withColumn(
-        "_acc", F.aggregate(sorted_entries, zero, lambda a, e: _step(a, e, tolerance_ms))
+        "_acc", F.aggregate(c("_sorted"), zero, lambda a, e: _step(a, e, tolerance_ms))
     )
     return _finished(folded)
 
@@ -505,7 +515,8 @@ def _finished(folded: DataFrame) -> DataFrame:
     c, acc = F.col, F.col("_acc")
     as_of_ms = F.unix_millis("_as_of")
     expiry_ms = F.coalesce(acc["expiry_ms"], c("expiry_ms"))
-    state = _state(as_of_ms)
+    folded = folded.withColumn("_state", _state(as_of_ms))
+    state = c("_state")
     ended = F.coalesce(
         acc["ended_ms"],
         F.when(state.isin(tl.STATE_EXPIRED, tl.STATE_EXPIRED_EARLY), F.least(expiry_ms, "max_ms")),
