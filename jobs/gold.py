@@ -71,12 +71,14 @@ class GoldTable:
 
 @dataclass(frozen=True)
 class GoldOutput:
-    """What a builder plans: tables, findings rows (``schemas.findings.FINDINGS``) and extra
-    ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``)."""
+    """What a builder plans: tables, findings rows (``schemas.findings.FINDINGS``), extra
+    ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``), and the frames
+    it persisted because several outputs read them (unpersisted after the writes)."""
 
     tables: tuple[GoldTable, ...] = ()
     findings: tuple[DataFrame, ...] = ()
     metrics: tuple[DataFrame, ...] = ()
+    cached: tuple[DataFrame, ...] = ()
 
 
 Builder = Callable[[GoldContext], GoldOutput]
@@ -90,11 +92,19 @@ class Gold:
     findings: DataFrame
     metrics: DataFrame | None
     names: list[str] = field(default_factory=list)
+    cached: list[DataFrame] = field(default_factory=list)
 
 
 def builders() -> Sequence[Builder]:
     """The gold builders, in the order their tables are written."""
-    return ()
+    from jobs import (  # noqa: PLC0415 - the builders import this module
+        gold_authorizer,
+        gold_connect,
+        gold_forwarding,
+        gold_reauth,
+    )
+
+    return (gold_reauth.build, gold_forwarding.build, gold_authorizer.build, gold_connect.build)
 
 
 def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:
@@ -107,11 +117,13 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     tables: list[GoldTable] = []
     findings: list[DataFrame] = []
     metrics: list[DataFrame] = []
+    cached: list[DataFrame] = []
     for build in builders() if selected is None else selected:
         output = build(context)
         tables.extend(output.tables)
         findings.extend(output.findings)
         metrics.extend(output.metrics)
+        cached.extend(output.cached)
     stacked = context.spark.createDataFrame([], FINDINGS)
     for frame in findings:
         stacked = stacked.unionByName(frame.select(*FINDINGS.fieldNames()))
@@ -119,4 +131,5 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     for frame in metrics:
         part = frame.select(*SECURITY_METRICS.fieldNames())
         extra = part if extra is None else extra.unionByName(part)
-    return Gold(tables=tables, findings=stacked, metrics=extra, names=[t.name for t in tables])
+    names = [t.name for t in tables]
+    return Gold(tables=tables, findings=stacked, metrics=extra, names=names, cached=cached)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from jobs.config import area_rules
@@ -137,7 +138,7 @@ def build(context: GoldContext) -> GoldOutput:
         idle_ms=rules.idle_ms,
         as_of=context.as_of,
         run_id=run_id,
-    )
+    ).persist(StorageLevel.MEMORY_AND_DISK)  # read by the table, readiness, metrics, findings
     readiness_df = readiness(sessions_df, requests, rules.readiness_candidates_ms, run_id)
     return GoldOutput(
         tables=(
@@ -156,4 +157,5 @@ def build(context: GoldContext) -> GoldOutput:
         ),
         findings=tuple(reauth_findings(sessions_df, shakes, rules.failed_reauth_threshold, run_id)),
         metrics=(reauth_metrics(sessions_df, kill_lines, run_id),),
+        cached=(sessions_df,),
     )

@@ -132,6 +132,11 @@ class Lake:
         self._root = root if "://" in root else os.path.abspath(root)
         self._engine = engine
 
+    @property
+    def spark(self) -> SparkSession:
+        """The session the lake reads and writes with."""
+        return self._spark
+
     def table_path(self, table: str) -> str:
         """Args: table: table name. Returns: its location, ``root/table``."""
         return f"{self._root.rstrip('/')}/{table}"

@@ -10,10 +10,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from jobs.config import RunConfig
 from jobs.gold import Gold, GoldContext, build_gold
@@ -28,8 +30,10 @@ from schemas import (
     findings,
     quarantine,
     raw_lines,
+    reauth_readiness,
     security_metrics,
 )
+from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
 from transforms.accounting import line_accounting
 from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
@@ -108,27 +112,13 @@ def replaced_dates(frames: Frames, config: RunConfig) -> list[date | None]:
 
 
 def _write_all(
-    lake: Lake, frames: Frames, gold: Gold, dates: list[date | None], run_id: str
+    lake: Lake,
+    plan: list[tuple[DataFrame, str, StructType, Sequence[str], bool]],
+    dates: list[date | None],
+    run_id: str,
 ) -> list[WriteResult]:
+    """Write each (frame, table, schema, partition columns, replace_all) in one commit."""
     app_id = f"kafka-security-audit:{run_id}"
-    metrics = frames.security_metrics
-    if gold.metrics is not None:
-        metrics = metrics.unionByName(gold.metrics)
-    plan = [
-        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS,
-         False),
-        *[
-            (frames.silver[name], name, schema, partition, False)
-            for name, (schema, partition) in SILVER_TABLES.items()
-        ],
-        (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
-         quarantine.PARTITION_COLUMNS, False),
-        *[(t.df, t.name, t.schema, t.partition_by, t.replace_all) for t in gold.tables],
-        (metrics, security_metrics.TABLE_NAME, security_metrics.SECURITY_METRICS,
-         security_metrics.PARTITION_COLUMNS, False),
-        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS,
-         False),
-    ]  # fmt: skip
     results = []
     for df, table, schema, partition_by, replace_all in plan:
         log.info("writing %s", table)
@@ -146,24 +136,116 @@ def _write_all(
     return results
 
 
+def silver_plan(frames: Frames) -> list[tuple[DataFrame, str, StructType, Sequence[str], bool]]:
+    """Bronze, silver and quarantine: written before gold, which reads them back."""
+    return [
+        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS,
+         False),
+        *[
+            (frames.silver[name], name, schema, partition, False)
+            for name, (schema, partition) in SILVER_TABLES.items()
+        ],
+        (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
+         quarantine.PARTITION_COLUMNS, False),
+    ]  # fmt: skip
+
+
+def gold_plan(
+    frames: Frames, gold: Gold
+) -> list[tuple[DataFrame, str, StructType, Sequence[str], bool]]:
+    """The gold builders' tables, security_metrics (silver counts + the builders' metrics) and
+    the findings of every builder."""
+    metrics = frames.security_metrics
+    if gold.metrics is not None:
+        metrics = metrics.unionByName(gold.metrics)
+    return [
+        *[(t.df, t.name, t.schema, t.partition_by, t.replace_all) for t in gold.tables],
+        (metrics, security_metrics.TABLE_NAME, security_metrics.SECURITY_METRICS,
+         security_metrics.PARTITION_COLUMNS, False),
+        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS,
+         False),
+    ]  # fmt: skip
+
+
+def written(
+    lake: Lake, table: str, schema: StructType, partition: str, dates: list[date | None]
+) -> DataFrame:
+    """This run's rows of ``table`` read back from the lake (the date partitions it just
+    replaced).
+
+    Gold reads bronze and silver from the Delta tables rather than from the in-memory plan:
+    its plans stay small (a scan, not the whole parse) and nothing is parsed twice.
+    """
+    known = [d for d in dates if d is not None]
+    column = F.col(partition)
+    keep = column.isin(*known) if known else F.lit(False)
+    if None in dates:
+        keep = keep | column.isNull()
+    return lake.read(table, schema).where(keep)
+
+
 def gold_context(
-    lake: Lake, frames: Frames, sources: Sequence[SourceFile], config: RunConfig, key: bytes
+    lake: Lake,
+    sources: Sequence[SourceFile],
+    config: RunConfig,
+    key: bytes,
+    dates: list[date | None],
 ) -> GoldContext:
     """The gold builders' inputs: silver, bronze, the nodes' properties (secret values
     dropped), the lake's previous snapshots, the token secret by reference, the window's end."""
-    spark = frames.bronze.sparkSession
+    spark = lake.spark
     node_properties = spark.createDataFrame(node_property_rows(sources), NODE_PROPERTIES)
     configs = [s.config.properties for s in sources if s.config is not None]
     return GoldContext(
         spark=spark,
-        silver=frames.silver,
-        bronze=frames.bronze,
+        silver={
+            name: written(lake, name, schema, partition[0], dates)
+            for name, (schema, partition) in SILVER_TABLES.items()
+        },
+        bronze=written(
+            lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS[0], dates
+        ),
         node_properties=node_properties,
         config=config,
         previous=lake.read,
         token_secret=token_secret(config.token_secret_env, config.token_secret_file, configs),
         fingerprint_key=key,
         as_of=config.end,
+    )
+
+
+def audit_summary(
+    lake: Lake, dates: list[date | None]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The run summary's audit part, read back from what the run wrote (small aggregates
+    collected on the driver): the KIP-368 readiness per candidate over the run's days, and
+    the findings per rule and severity."""
+    ready = written(lake, reauth_readiness.TABLE_NAME, reauth_readiness.REAUTH_READINESS,
+                    reauth_readiness.PARTITION_COLUMNS[0], dates)  # fmt: skip
+    per_candidate = (
+        ready.groupBy("candidate_ms")
+        .agg(
+            F.sum("sessions").alias("sessions"),
+            F.sum("sessions_killed").alias("sessions_killed"),
+            F.sum("sessions_at_risk_unknown_client").alias("sessions_at_risk_unknown_client"),
+            F.array_sort(F.array_distinct(F.flatten(F.collect_list("principals_killed")))).alias(
+                "principals_killed"
+            ),
+            F.min("first_kill_ts").alias("first_kill_ts"),
+        )
+        .orderBy("candidate_ms")
+    )
+    found = written(lake, findings.TABLE_NAME, findings.FINDINGS,
+                    findings.PARTITION_COLUMNS[0], dates)  # fmt: skip
+    order = F.array_position(F.array(*[F.lit(s) for s in SEVERITIES]), F.col("severity"))
+    per_rule = (
+        found.groupBy("rule_id", "severity")
+        .agg(F.count(F.lit(1)).alias("findings"))
+        .orderBy(order, "rule_id")
+    )
+    return (
+        [row.asDict() for row in per_candidate.collect()],
+        [row.asDict() for row in per_rule.collect()],
     )
 
 
@@ -196,8 +278,9 @@ def run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     frames = build_frames(spark, sources, config, key)
     dates = replaced_dates(frames, config)
-    gold = build_gold(gold_context(lake, frames, sources, config, key))
-    results = _write_all(lake, frames, gold, dates, config.run_id)
+    results = _write_all(lake, silver_plan(frames), dates, config.run_id)
+    gold = build_gold(gold_context(lake, sources, config, key, dates))
+    results += _write_all(lake, gold_plan(frames, gold), dates, config.run_id)
     log.info("accounting for every line")
     accounting = line_accounting(
         frames.numbered,
@@ -208,7 +291,8 @@ def run(
         parsed_families=PARSED_FAMILIES,
     ).orderBy("source_path")
     rows = [row.asDict() for row in accounting.collect()]
-    for df in frames.cached:
+    readiness, found = audit_summary(lake, dates)
+    for df in [*frames.cached, *gold.cached]:
         df.unpersist()
     return RunSummary(
         run_id=config.run_id,
@@ -219,4 +303,6 @@ def run(
         tables=[TableWrite.from_result(r) for r in results],
         accounting=rows,
         duration_s=time.monotonic() - started,
+        readiness=readiness,
+        findings=found,
     )

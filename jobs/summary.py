@@ -53,6 +53,12 @@ class RunSummary:
     accounting: Sequence[Mapping[str, Any]]
     duration_s: float
     warnings: Sequence[str] = field(default_factory=tuple)
+    # KIP-368 what-if per candidate connections.max.reauth.ms over the run's days: candidate_ms,
+    # sessions, sessions_killed, sessions_at_risk_unknown_client, principals_killed,
+    # first_kill_ts.
+    readiness: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+    # Findings of the run's days: rule_id, severity, findings (count).
+    findings: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
     @property
     def balanced(self) -> bool:
@@ -85,13 +91,13 @@ class RunSummary:
             f"  window: {window}    duration: {self.duration_s:.1f} s",
             f"  lake:   {self.lake}",
             "",
-            f"  {'table':<20} {'rows':>8} {'version':>8}  path",
+            f"  {'table':<26} {'rows':>8} {'version':>8}  path",
         ]
         for t in self.tables:
             rows = (
                 "skipped" if t.skipped else ("?" if t.rows_written is None else str(t.rows_written))
             )
-            lines.append(f"  {t.table:<20} {rows:>8} {t.version!s:>8}  {t.path}")
+            lines.append(f"  {t.table:<26} {rows:>8} {t.version!s:>8}  {t.path}")
         lines += [
             "",
             "  accounting per file (lines -> records -> parsed / quarantined / noise / pending)",
@@ -104,7 +110,47 @@ class RunSummary:
             lines.append(f"  {cells}  {ok} {row['source_path']}")
         totals = self.totals()
         lines.append("  " + " ".join(f"{totals[b]:>8}" for b in _SHORT) + "      (total)")
+        lines += self._render_readiness() + self._render_findings()
         verdict = "every line accounted for" if self.balanced else "ACCOUNTING DOES NOT BALANCE"
         lines += ["", f"  {verdict}"]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
+
+    def _render_readiness(self) -> list[str]:
+        if not self.readiness:
+            return []
+        lines = [
+            "",
+            "  re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...",
+            f"  {'candidate':>10} {'sessions':>9} {'killed':>7} {'unknown':>8}  first kill (UTC)"
+            "       principals killed",
+        ]
+        for row in self.readiness:
+            first = row["first_kill_ts"]
+            when = f"{first:%Y-%m-%d %H:%M:%S}" if first else "-"
+            principals = ", ".join(row["principals_killed"][:5]) or "-"
+            more = len(row["principals_killed"]) - 5
+            principals += f" (+{more})" if more > 0 else ""
+            lines.append(
+                f"  {_duration(int(row['candidate_ms'])):>10} {row['sessions']:>9} "
+                f"{row['sessions_killed']:>7} {row['sessions_at_risk_unknown_client']:>8}  "
+                f"{when:<20}  {principals}"
+            )
+        return lines
+
+    def _render_findings(self) -> list[str]:
+        if not self.findings:
+            return ["", "  findings: none"]
+        lines = ["", f"  {'findings':>8}  severity  rule"]
+        for row in self.findings:
+            lines.append(f"  {row['findings']:>8}  {row['severity']:<8}  {row['rule_id']}")
+        return lines
+
+
+def _duration(ms: int) -> str:
+    """``900000`` -> ``15 min``, ``3600000`` -> ``1 h``, else ms."""
+    if ms % 3_600_000 == 0:
+        return f"{ms // 3_600_000} h"
+    if ms % 60_000 == 0:
+        return f"{ms // 60_000} min"
+    return f"{ms} ms"
