@@ -102,9 +102,16 @@ def builders() -> Sequence[Builder]:
         gold_connect,
         gold_forwarding,
         gold_reauth,
+        gold_tokens,
     )
 
-    return (gold_reauth.build, gold_forwarding.build, gold_authorizer.build, gold_connect.build)
+    return (
+        gold_reauth.build,
+        gold_tokens.build,
+        gold_forwarding.build,
+        gold_authorizer.build,
+        gold_connect.build,
+    )
 
 
 def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from jobs.config import area_rules
@@ -65,9 +66,8 @@ class TokenRules:
 def build(context: GoldContext) -> GoldOutput:
     """Plan ``token_lifecycle`` and the ``tokens.*`` findings (KIP-48).
 
-    The HMAC checks need both the cluster's token secret (``context.token_secret``) and the
-    lake's fingerprint key; until ``GoldContext`` carries ``fingerprint_key`` they run only
-    when the context has such an attribute.
+    The HMAC checks run when the context has both the cluster's token secret
+    (``context.token_secret``) and the lake's fingerprint key (``context.fingerprint_key``).
 
     Raises:
         ConfigError: a bad ``[rules.tokens]`` table.
@@ -86,8 +86,8 @@ def build(context: GoldContext) -> GoldOutput:
         as_of=context.as_of,
         metadata_mode=mode,
         tolerance_ms=rules.clock_tolerance_ms,
-    ).persist()
-    fingerprint_key: bytes | None = getattr(context, "fingerprint_key", None)
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    fingerprint_key = context.fingerprint_key
     secret = context.token_secret
     lifecycle = with_hmac_verified(lifecycle_rows(replayed), secret, fingerprint_key)
     entries = tf.run_entries(replayed)
@@ -114,4 +114,4 @@ def build(context: GoldContext) -> GoldOutput:
         partition_by=tl.PARTITION_COLUMNS,
         replace_all=True,
     )
-    return GoldOutput(tables=(table,), findings=tuple(findings))
+    return GoldOutput(tables=(table,), findings=tuple(findings), cached=(replayed,))

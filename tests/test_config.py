@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
-from jobs.config import RunConfig, SourceSpec, build_config, load_config_file, parse_instant
+from jobs.config import (
+    RunConfig,
+    SourceSpec,
+    area_rules,
+    build_config,
+    load_config_file,
+    parse_instant,
+)
 from jobs.errors import ConfigError
 
 
@@ -112,3 +120,39 @@ def test_parse_instant_takes_offsets_to_utc() -> None:
     assert parse_instant("2026-11-21T01:00:00+01:00", "x") == datetime(2026, 11, 21, tzinfo=UTC)
     with pytest.raises(ConfigError, match="--start: 'x' is not a date"):
         parse_instant("x", "--start")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Rules:
+    threshold: int = 3
+    factor: float = 1.5
+    names: tuple[str, ...] = ("a",)
+    enabled: bool = True
+
+
+def test_rules_areas_from_the_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "audit.toml"
+    path.write_text(
+        '[run]\nlake = "lake"\n[[sources]]\npath = "logs"\n'
+        '[rules.demo]\nthreshold = 5\nfactor = 2\nnames = ["x", "y"]\n',
+        encoding="utf-8",
+    )
+    config = build_config(load_config_file(path))
+    assert area_rules(config, "demo", _Rules) == _Rules(5, 2.0, ("x", "y"), True)
+    assert area_rules(config, "absent", _Rules) == _Rules()
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"treshold": 5}, r"unknown key\(s\) treshold; known: threshold, factor, names"),
+        ({"threshold": "5"}, r"\[rules.demo\].threshold must be int, got '5'"),
+        ({"threshold": True}, r"threshold must be int, got True"),
+        ({"enabled": 1}, r"enabled must be bool, got 1"),
+        ({"names": "x"}, r"names must be a list"),
+    ],
+)
+def test_rules_errors_name_the_key(table: dict[str, object], message: str) -> None:
+    config = RunConfig(sources=(SourceSpec("x"),), lake="l", rules={"demo": table})
+    with pytest.raises(ConfigError, match=message):
+        area_rules(config, "demo", _Rules)

@@ -9,7 +9,7 @@ import pytest
 
 from jobs.config import SourceSpec
 from jobs.errors import InputError
-from jobs.inputs import discover_sources, node_config
+from jobs.inputs import discover_sources, node_config, node_property_rows
 
 
 def _touch(path: Path, text: str = "x\n") -> Path:
@@ -91,3 +91,25 @@ def test_bad_inputs(tmp_path: Path, spec: str, message: str) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=message):
         discover_sources([SourceSpec(str(tmp_path / spec))])
+
+
+def test_node_property_rows_never_carry_secret_values(tmp_path: Path) -> None:
+    broker = tmp_path / "broker-1"
+    broker.mkdir()
+    (broker / "server.log").write_text("", encoding="utf-8")
+    (broker / "server.properties").write_text(
+        "node.id=1\nprocess.roles=broker\nconnections.max.reauth.ms = 3600000 \n"
+        "delegation.token.secret.key=topsecret\nssl.keystore.password=pw\n"
+        'listener.name.sasl_ssl.plain.sasl.jaas.config=x required password="p";\n',
+        encoding="utf-8",
+    )
+    rows = node_property_rows(discover_sources([SourceSpec(str(tmp_path))]))
+    path = str((broker / "server.properties").resolve())
+    assert rows == [
+        ("1", "broker", path, "connections.max.reauth.ms", "3600000", False),
+        ("1", "broker", path, "delegation.token.secret.key", None, True),
+        ("1", "broker", path, "listener.name.sasl_ssl.plain.sasl.jaas.config", None, True),
+        ("1", "broker", path, "node.id", "1", False),
+        ("1", "broker", path, "process.roles", "broker", False),
+        ("1", "broker", path, "ssl.keystore.password", None, True),
+    ]

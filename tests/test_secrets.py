@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jobs.errors import ConfigError
-from jobs.secrets import fingerprint_key, lake_key_path
+from jobs.secrets import fingerprint_key, lake_key_path, token_secret
 
 
 def test_generated_once_owner_only_and_reused(
@@ -54,3 +54,22 @@ def test_errors_name_the_reference(
 def test_remote_lake_needs_a_key_by_reference() -> None:
     with pytest.raises(ConfigError, match="not a local folder"):
         fingerprint_key("s3a://bucket/lake")
+
+
+def test_token_secret_by_reference_or_from_the_nodes_properties(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOKEN_SECRET", " s3cret \n")
+    assert token_secret("TOKEN_SECRET", None) == b"s3cret"
+    secret_file = tmp_path / "token.secret"
+    secret_file.write_text("from-file\n", encoding="utf-8")
+    assert token_secret(None, str(secret_file)) == b"from-file"
+    # The pre-4.0 name counts too; brokers agreeing give one secret.
+    props = [{"delegation.token.secret.key": "k1"}, {"delegation.token.master.key": "k1"}, {}]
+    assert token_secret(None, None, props) == b"k1"
+    assert token_secret(None, None, [{"node.id": "1"}]) is None
+    with pytest.raises(ConfigError, match=r"different delegation\.token\.secret\.key"):
+        token_secret(None, None, [{"delegation.token.secret.key": "a"},
+                                  {"delegation.token.secret.key": "b"}])  # fmt: skip
+    with pytest.raises(ConfigError, match="variable NOPE is not set"):
+        token_secret("NOPE", None)
