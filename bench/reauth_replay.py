@@ -26,20 +26,10 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
-from transforms.reauth import (
-    attach_to_connections,
-    connections,
-    handshakes,
-    pair_initial_authentications,
-)
-from transforms.reauth_config import (
-    DEFAULT_CAPABILITIES,
-    capabilities_frame,
-    listener_ports,
-    max_reauth_config,
-)
-from transforms.reauth_gold import kills, readiness, reauth_findings, reauth_metrics
-from transforms.reauth_sessions import session_starts, sessions
+from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame
+from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
+from transforms.reauth_sessions import ReplayWindows
+from transforms.reauth_sessions import replay as replay_frames
 
 REQUESTS_PER_CONNECTION = 8
 AUTH_LINES_PER_CONNECTION = 4  # handshake (3) + a re-authentication or a kill (about 1)
@@ -171,28 +161,18 @@ def replay(spark: SparkSession, auth_path: Path, request_path: Path) -> float:
         ],
         NODE_PROPERTIES,
     )
-    shakes = handshakes(auth, 1_000)
-    conns = connections(requests)
-    pairs = pair_initial_authentications(shakes, conns, 60_000)
-    reauth_ok = attach_to_connections(
-        shakes.where(F.col("event_type") == "reauthentication_succeeded"), conns, 600_000
-    )
-    kill_lines = kills(auth, conns, listener_ports(props))
-    ends = kill_lines.select(
-        "node_id", "connection_id", "peer_ip", "event_ts", F.lit("killed").alias("end_kind"),
-        F.array(F.struct("source_path", "line_number")).alias("evidence"),
-    )  # fmt: skip
-    result = sessions(
-        session_starts(shakes, pairs, conns, reauth_ok),
-        ends,
-        conns,
+    replayed = replay_frames(
+        auth,
+        requests,
+        props,
         spark.createDataFrame([], REAUTH_SESSIONS),
-        config=max_reauth_config(props),
-        capabilities=capabilities_frame(spark, DEFAULT_CAPABILITIES),
-        idle_ms=600_000,
+        capabilities_frame(spark, DEFAULT_CAPABILITIES),
+        windows=ReplayWindows(),
         as_of=None,
         run_id="bench",
-    ).persist()
+    )
+    result = replayed.sessions.persist()
+    shakes, kill_lines = replayed.handshakes, replayed.kills
     outputs = [
         result,
         readiness(result, requests, (900_000, 3_600_000, 28_800_000, 86_400_000), "bench"),

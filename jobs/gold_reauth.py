@@ -14,21 +14,9 @@ from jobs.gold import GoldContext, GoldOutput, GoldTable
 from schemas import auth_events, request_events
 from schemas import reauth_readiness as readiness_schema
 from schemas import reauth_sessions as sessions_schema
-from transforms.reauth import (
-    attach_to_connections,
-    connections,
-    handshakes,
-    pair_initial_authentications,
-)
-from transforms.reauth_config import (
-    DEFAULT_CAPABILITIES,
-    capabilities_frame,
-    listener_ports,
-    max_reauth_config,
-    parse_capabilities,
-)
-from transforms.reauth_gold import kills, readiness, reauth_findings, reauth_metrics
-from transforms.reauth_sessions import session_starts, sessions
+from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame, parse_capabilities
+from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
+from transforms.reauth_sessions import ReplayWindows, replay
 
 MINUTE_MS = 60_000
 
@@ -88,57 +76,24 @@ def build(context: GoldContext) -> GoldOutput:
     run_id = context.config.run_id
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
-    shakes = handshakes(auth, rules.handshake_max_gap_ms)
-    conns = connections(requests)
-    pairs = pair_initial_authentications(shakes, conns, rules.pairing_window_ms)
-    reauth_ok = attach_to_connections(
-        shakes.where(F.col("event_type") == auth_events.EVENT_REAUTHENTICATION_SUCCEEDED),
-        conns,
-        rules.idle_ms,
-    )
-    starts = session_starts(shakes, pairs, conns, reauth_ok)
-    ports = listener_ports(context.node_properties)
-    kill_lines = kills(auth, conns, ports)
-    failed = attach_to_connections(
-        shakes.where(F.col("event_type") == auth_events.EVENT_REAUTHENTICATION_FAILED),
-        conns,
-        rules.idle_ms,
-    )
-    position = F.array(F.struct("source_path", "line_number"))
-    ends = kill_lines.select(
-        "node_id",
-        "connection_id",
-        "peer_ip",
-        "event_ts",
-        F.lit("killed").alias("end_kind"),
-        position.alias("evidence"),
-    ).unionByName(
-        failed.select(
-            "node_id",
-            "connection_id",
-            "peer_ip",
-            "event_ts",
-            F.lit("failed_reauth").alias("end_kind"),
-            position.alias("evidence"),
-        )
-    )
     previous = context.previous(sessions_schema.TABLE_NAME, sessions_schema.REAUTH_SESSIONS)
     previous_open = previous.where(F.col("outcome") == "open_at_window_end")
     if context.config.start is not None:
         previous_open = previous_open.where(
             F.col("activity_date") < F.lit(context.config.start.date())
         )
-    sessions_df = sessions(
-        starts,
-        ends,
-        conns,
+    result = replay(
+        auth,
+        requests,
+        context.node_properties,
         previous_open,
-        config=max_reauth_config(context.node_properties),
-        capabilities=capabilities_frame(context.spark, rules.capabilities),
-        idle_ms=rules.idle_ms,
+        capabilities_frame(context.spark, rules.capabilities),
+        windows=ReplayWindows(rules.handshake_max_gap_ms, rules.pairing_window_ms, rules.idle_ms),
         as_of=context.as_of,
         run_id=run_id,
-    ).persist(StorageLevel.MEMORY_AND_DISK)  # read by the table, readiness, metrics, findings
+    )
+    # Read by the table, the readiness, the metrics and the findings: computed once.
+    sessions_df = result.sessions.persist(StorageLevel.MEMORY_AND_DISK)
     readiness_df = readiness(sessions_df, requests, rules.readiness_candidates_ms, run_id)
     return GoldOutput(
         tables=(
@@ -155,7 +110,9 @@ def build(context: GoldContext) -> GoldOutput:
                 readiness_schema.PARTITION_COLUMNS,
             ),
         ),
-        findings=tuple(reauth_findings(sessions_df, shakes, rules.failed_reauth_threshold, run_id)),
-        metrics=(reauth_metrics(sessions_df, kill_lines, run_id),),
+        findings=tuple(
+            reauth_findings(sessions_df, result.handshakes, rules.failed_reauth_threshold, run_id)
+        ),
+        metrics=(reauth_metrics(sessions_df, result.kills, run_id),),
         cached=(sessions_df,),
     )

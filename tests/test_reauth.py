@@ -35,21 +35,10 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
-from transforms.reauth import (
-    attach_to_connections,
-    connections,
-    handshakes,
-    pair_initial_authentications,
-)
-from transforms.reauth_config import (
-    DEFAULT_CAPABILITIES,
-    capabilities_frame,
-    listener_ports,
-    max_reauth_config,
-    version_key,
-)
-from transforms.reauth_gold import kills, readiness, reauth_findings, reauth_metrics
-from transforms.reauth_sessions import session_starts, sessions
+from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame, version_key
+from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
+from transforms.reauth_sessions import ReplayWindows
+from transforms.reauth_sessions import replay as replay_frames
 
 PATH = "file:/logs/broker-1/server.log"
 REQ_PATH = "file:/logs/broker-1/kafka-request.log"
@@ -174,35 +163,18 @@ def replay(spark: SparkSession) -> dict[str, DataFrame]:
     auth_df = auth_df.withColumn("side", F.coalesce("side", F.lit("broker")))
     requests = frame(spark, REQUEST_EVENTS, REQUEST_ROWS)
     props = spark.createDataFrame(PROPERTIES, NODE_PROPERTIES)
-    shakes = handshakes(auth_df, 1_000)
-    conns = connections(requests)
-    pairs = pair_initial_authentications(shakes, conns, 60_000)
-    reauth_ok = attach_to_connections(
-        shakes.where(F.col("event_type") == "reauthentication_succeeded"), conns, 600_000
-    )
-    kill_lines = kills(auth_df, conns, listener_ports(props))
-    failed = attach_to_connections(
-        shakes.where(F.col("event_type") == "reauthentication_failed"), conns, 600_000
-    )
-    pos = F.array(F.struct("source_path", "line_number"))
-    ends = kill_lines.select(
-        "node_id", "connection_id", "peer_ip", "event_ts",
-        F.lit("killed").alias("end_kind"), pos.alias("evidence"),
-    ).unionByName(failed.select(
-        "node_id", "connection_id", "peer_ip", "event_ts",
-        F.lit("failed_reauth").alias("end_kind"), pos.alias("evidence"),
-    ))  # fmt: skip
-    result = sessions(
-        session_starts(shakes, pairs, conns, reauth_ok),
-        ends,
-        conns,
+    replayed = replay_frames(
+        auth_df,
+        requests,
+        props,
         spark.createDataFrame([], REAUTH_SESSIONS),
-        config=max_reauth_config(props),
-        capabilities=capabilities_frame(spark, DEFAULT_CAPABILITIES),
-        idle_ms=600_000,
+        capabilities_frame(spark, DEFAULT_CAPABILITIES),
+        windows=ReplayWindows(),
         as_of=AS_OF,
         run_id="r",
-    ).cache()
+    )
+    result = replayed.sessions.cache()
+    shakes, kill_lines = replayed.handshakes, replayed.kills
     return {
         "sessions": result,
         "shakes": shakes,
@@ -373,28 +345,16 @@ def test_session_crossing_midnight_continues_from_the_previous_run(
     requests = frame(spark, REQUEST_EVENTS, [
         request(1, t(0, 5, day=21), "A"), request(2, t(0, 55, day=21), "A"),
     ])  # fmt: skip
-    props = spark.createDataFrame(PROPERTIES, NODE_PROPERTIES)
-    shakes = handshakes(auth_df, 1_000)
-    conns = connections(requests)
-    reauth_ok = attach_to_connections(
-        shakes.where(F.col("event_type") == "reauthentication_succeeded"), conns, 600_000
-    )
-    no_ends = spark.createDataFrame(
-        [], "node_id string, connection_id string, peer_ip string, event_ts timestamp, "
-        "end_kind string, evidence array<struct<source_path:string,line_number:long>>",
-    )  # fmt: skip
-    day2 = sessions(
-        session_starts(shakes, pair_initial_authentications(shakes, conns, 60_000), conns,
-                       reauth_ok),
-        no_ends,
-        conns,
+    day2 = replay_frames(
+        auth_df,
+        requests,
+        spark.createDataFrame(PROPERTIES, NODE_PROPERTIES),
         previous,
-        config=max_reauth_config(props),
-        capabilities=capabilities_frame(spark, DEFAULT_CAPABILITIES),
-        idle_ms=600_000,
+        capabilities_frame(spark, DEFAULT_CAPABILITIES),
+        windows=ReplayWindows(),
         as_of=dt.datetime(2026, 11, 22),
         run_id="r2",
-    )  # fmt: skip
+    ).sessions
     got = day2.select(
         "session_seq", "start_ts", "start_source", "lifetime_ms", "expiry_ts", "latency_ms",
         "outcome", "activity_date",

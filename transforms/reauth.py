@@ -281,3 +281,58 @@ def attach_to_connections(rows: DataFrame, conns: DataFrame, idle_ms: int) -> Da
     attached = ranked.where(F.col("_rank") == 1).withColumn("connection_ambiguous", F.col("_n") > 1)
     columns = [*rows.columns, "connection_ambiguous"]
     return known.select(*columns).unionByName(attached.select(*columns))
+
+
+def kills(auth_events: DataFrame, conns: DataFrame, ports: DataFrame) -> DataFrame:
+    """``Disconnecting expired channel`` lines (``kafka.network.Processor``, KIP-368), each one
+    ``expired-connections-killed-count``, with the connection's listener.
+
+    Input: silver ``auth_events``; ``transforms.reauth.connections``; ``listener_ports``.
+    Output columns: node_id, connection_id, peer_ip (string), event_ts (timestamp), listener
+    (string: the connection's request-log listener, else the one ``listeners`` puts on the
+    connection id's local port), client_id, api_key_name (string: the refused request),
+    source_path (string), line_number (long).
+    """
+    lines = auth_events.where(F.col("event_type") == ae.EVENT_EXPIRED_CHANNEL_DISCONNECTED).select(
+        "node_id",
+        "connection_id",
+        F.coalesce("remote_ip", F.regexp_extract("connection_id", r"-([^-]+):\d+-\d+", 1)).alias(
+            "peer_ip"
+        ),
+        F.regexp_extract("connection_id", r"^[^-]*:(\d+)-", 1).try_cast("int").alias("_port"),
+        "event_ts",
+        "client_id",
+        "api_key_name",
+        "source_path",
+        "line_number",
+    )
+    by_conn = conns.select(
+        F.col("node_id").alias("_c_node"),
+        F.col("connection_id").alias("_c_id"),
+        F.col("listener").alias("_c_listener"),
+    )
+    by_port = ports.select(
+        F.col("node_id").alias("_p_node"),
+        F.col("port").alias("_p_port"),
+        F.col("listener").alias("_p_listener"),
+    )
+    joined = lines.join(
+        by_conn,
+        (F.col("node_id") == F.col("_c_node")) & (F.col("connection_id") == F.col("_c_id")),
+        "left",
+    ).join(
+        F.broadcast(by_port),
+        (F.col("node_id") == F.col("_p_node")) & (F.col("_port") == F.col("_p_port")),
+        "left",
+    )
+    return joined.select(
+        "node_id",
+        "connection_id",
+        "peer_ip",
+        "event_ts",
+        F.coalesce("_c_listener", "_p_listener").alias("listener"),
+        "client_id",
+        "api_key_name",
+        "source_path",
+        "line_number",
+    )

@@ -17,14 +17,29 @@ Rules (KIP-368 as built; ``SaslServerAuthenticator.ReauthInfo``, ``kafka.network
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from schemas import auth_events as ae
 from schemas.reauth_sessions import REAUTH_SESSIONS
-from transforms.reauth import NOT_SASL, millis_between, plus_millis
-from transforms.reauth_config import with_configured_max_reauth, with_software_capability
+from transforms.reauth import (
+    NOT_SASL,
+    attach_to_connections,
+    connections,
+    handshakes,
+    kills,
+    millis_between,
+    pair_initial_authentications,
+    plus_millis,
+)
+from transforms.reauth_config import (
+    listener_ports,
+    max_reauth_config,
+    with_configured_max_reauth,
+    with_software_capability,
+)
 
 
 def _position(path: str, line: str) -> Column:
@@ -362,3 +377,75 @@ def _finish(
         F.to_date(first_here).alias("activity_date"),
     )
     return result.select(*[F.col(f.name).cast(f.dataType) for f in REAUTH_SESSIONS.fields])
+
+
+class ReplayWindows(NamedTuple):
+    """Time limits of the replay (ms): DEBUG lines of a handshake before its outcome; a
+    connection's first request after its authentication line; ``connections.max.idle.ms``."""
+
+    handshake_max_gap_ms: int = 1_000
+    pairing_window_ms: int = 60_000
+    idle_ms: int = 600_000
+
+
+class Replay(NamedTuple):
+    """The KIP-368 replay's frames: handshakes, connections, kills and sessions."""
+
+    handshakes: DataFrame
+    connections: DataFrame
+    kills: DataFrame
+    sessions: DataFrame
+
+
+def replay(
+    auth_events: DataFrame,
+    request_events: DataFrame,
+    node_properties: DataFrame,
+    previous_open: DataFrame,
+    capabilities: DataFrame,
+    *,
+    windows: ReplayWindows,
+    as_of: datetime | None,
+    run_id: str,
+) -> Replay:
+    """The whole KIP-368 replay from silver: handshakes (``transforms.reauth.handshakes``),
+    connections, kills (``transforms.reauth_gold.kills``) and sessions (:func:`sessions`).
+
+    Args:
+        auth_events / request_events: silver rows.
+        node_properties: ``schemas.node_properties.NODE_PROPERTIES`` rows
+            (``connections.max.reauth.ms`` and its prefixed forms, ``listeners``).
+        previous_open: the previous run's ``reauth_sessions`` rows still open at its end.
+        capabilities: ``transforms.reauth_config.capabilities_frame`` rows.
+        windows: the replay's time limits.
+        as_of: the end of the evidence (UTC); None = the latest event time.
+        run_id: the run.
+    """
+    shakes = handshakes(auth_events, windows.handshake_max_gap_ms)
+    conns = connections(request_events)
+    pairs = pair_initial_authentications(shakes, conns, windows.pairing_window_ms)
+    kind = F.col("event_type")
+    reauth_ok = attach_to_connections(
+        shakes.where(kind == ae.EVENT_REAUTHENTICATION_SUCCEEDED), conns, windows.idle_ms
+    )
+    failed = attach_to_connections(
+        shakes.where(kind == ae.EVENT_REAUTHENTICATION_FAILED), conns, windows.idle_ms
+    )
+    kill_lines = kills(auth_events, conns, listener_ports(node_properties))
+    position = F.array(F.struct("source_path", "line_number")).alias("evidence")
+    keys = ["node_id", "connection_id", "peer_ip", "event_ts"]
+    ends = kill_lines.select(*keys, F.lit("killed").alias("end_kind"), position).unionByName(
+        failed.select(*keys, F.lit("failed_reauth").alias("end_kind"), position)
+    )
+    result = sessions(
+        session_starts(shakes, pairs, conns, reauth_ok),
+        ends,
+        conns,
+        previous_open,
+        config=max_reauth_config(node_properties),
+        capabilities=capabilities,
+        idle_ms=windows.idle_ms,
+        as_of=as_of,
+        run_id=run_id,
+    )
+    return Replay(shakes, conns, kill_lines, result)
