@@ -14,7 +14,9 @@ is recognisable across lines and runs of one lake without its password being sto
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from functools import reduce
 
 import pandas as pd
 from cryptography.hazmat.primitives import hashes, hmac
@@ -95,6 +97,38 @@ def _replace_all(text: Column, pattern: str, fp_map: Column, quoted: bool) -> Co
     return F.aggregate(pairs, text, step)
 
 
+def mentions_secret_key(text: Column) -> Column:
+    """Whether ``text`` contains a secret key's name, in any ASCII case: a cheap pre-test.
+
+    Every text that a redaction pattern matches passes this test (each pattern needs one of
+    ``SECRET_JSON_KEYS`` spelled out, ASCII case-insensitively), so rows that fail it can skip
+    the regexes: a substring search is several times cheaper than a case-insensitive
+    alternation tried at every position of a long line. Null in, null out.
+    """
+    lowered = F.lower(text)
+    # saslAuthBytes contains authBytes: one search covers both.
+    needles = dict.fromkeys(k.lower() for k in SECRET_JSON_KEYS if k != "saslAuthBytes")
+    return reduce(operator.or_, [lowered.contains(needle) for needle in needles])
+
+
+def secret_values(text: Column) -> Column:
+    """The distinct secret values in ``text``, as logged (JSON strings keep their quotes).
+
+    Args:
+        text: the texts of one record, joined by ``\\n``.
+
+    Returns:
+        array<string> Column, JSON-form values first, then ``key=value`` values, duplicates
+        removed; empty when there are none. Null in, empty array out.
+    """
+    return F.array_distinct(
+        F.concat(
+            F.regexp_extract_all(text, F.lit(_JSON_SECRET), 2),
+            F.regexp_extract_all(text, F.lit(_STRING_SECRET), 2),
+        )
+    )
+
+
 def secret_fingerprint_map(texts: list[Column], key: bytes) -> Column:
     """Map each secret value found in ``texts`` (JSON and string forms) to its fingerprint.
 
@@ -104,16 +138,12 @@ def secret_fingerprint_map(texts: list[Column], key: bytes) -> Column:
 
     Returns:
         map<string,string> Column (value as logged -> 32-hex fingerprint); null when no text
-        mentions a secret key, so the UDF does no work for ordinary records.
+        mentions a secret key, so the UDF does no work for ordinary records. In a DataFrame,
+        prefer ``with_secrets_fingerprinted``: here the values are extracted twice (keys and
+        UDF input).
     """
     joined = F.concat_ws("\n", *texts)
-    values = F.array_distinct(
-        F.concat(
-            F.regexp_extract_all(joined, F.lit(_JSON_SECRET), 2),
-            F.regexp_extract_all(joined, F.lit(_STRING_SECRET), 2),
-        )
-    )
-    found = F.when(joined.rlike(_ANY_SECRET), values)
+    found = F.when(joined.rlike(_ANY_SECRET), secret_values(joined))
     return F.map_from_arrays(found, fingerprints(found, key))
 
 
@@ -129,7 +159,10 @@ def redact_with(text: Column, fp_map: Column) -> Column:
     Returns:
         string Column. JSON values stay valid JSON (the placeholder is quoted); JSON ``null``
         values are left as they are. Null in, null out. A value without a fingerprint is still
-        removed: ``redact_secrets`` runs last as a safety net.
+        removed: ``redact_secrets`` runs last as a safety net. As one expression, the JSON
+        pass is evaluated three times (Spark does not share it inside the string pass's
+        higher-order functions); ``with_secrets_fingerprinted`` runs the passes as separate
+        projections instead.
     """
     with_json = _replace_all(text, _JSON_SECRET, fp_map, quoted=True)
     with_string = _replace_all(with_json, _STRING_SECRET, fp_map, quoted=False)
@@ -143,15 +176,31 @@ def with_secrets_fingerprinted(df: DataFrame, columns: Sequence[str], key: bytes
     else changes (row order is not kept). One fingerprint map per row is computed from all
     ``columns`` together, so a token appearing in two columns gets one fingerprint. Only rows
     that mention a secret key at all go through the regexes and the UDF; the rest (nearly every
-    log line) pass through untouched.
+    log line) pass through untouched, after a substring pre-test (``mentions_secret_key``).
+
+    The result equals ``redact_with`` applied to each column with ``secret_fingerprint_map``,
+    but each step is its own projection over columns computed once: the secret values, then
+    the UDF over them (one Arrow evaluation per row), then the JSON pass, the ``key=value``
+    pass and the safety net, each reading the previous one's column rather than re-deriving it.
     """
-    texts = F.concat_ws("\n", *[F.col(c) for c in columns])
-    candidate = F.coalesce(texts.rlike(_ANY_SECRET), F.lit(False))
-    fp_map = "_secret_fingerprints"
-    suspects = df.where(candidate)
-    with_map = suspects.withColumn(fp_map, secret_fingerprint_map([F.col(c) for c in columns], key))
-    redacted = {c: redact_with(F.col(c), F.col(fp_map)) for c in columns}
-    cleaned = with_map.withColumns(redacted).drop(fp_map)
+    texts = [F.col(c) for c in columns]
+    pretest = reduce(operator.or_, [mentions_secret_key(t) for t in texts])
+    joined = F.concat_ws("\n", *texts)
+    candidate = F.coalesce(pretest & joined.rlike(_ANY_SECRET), F.lit(False))
+    values, fp_map = "_secret_values", "_secret_fingerprints"
+    cleaned = (
+        df.where(candidate)
+        .withColumn(values, secret_values(joined))
+        .withColumn(fp_map, F.map_from_arrays(F.col(values), fingerprints(F.col(values), key)))
+        .withColumns(
+            {c: _replace_all(F.col(c), _JSON_SECRET, F.col(fp_map), True) for c in columns}
+        )
+        .withColumns(
+            {c: _replace_all(F.col(c), _STRING_SECRET, F.col(fp_map), False) for c in columns}
+        )
+        .withColumns({c: redact_secrets(F.col(c)) for c in columns})
+        .drop(values, fp_map)
+    )
     return df.where(~candidate).unionByName(cleaned)
 
 
