@@ -25,6 +25,18 @@ def evidence(source_path: str = "source_path", line_number: str = "line_number")
     return F.slice(positions, 1, MAX_EVIDENCE).alias("evidence")
 
 
+def seen(ts: str = "event_ts", node: str = "node_id") -> list[Column]:
+    """Aggregate expressions of a finding's group: ``node_id`` (the smallest), ``first_seen_ts``
+    / ``last_seen_ts`` (min / max of ``ts``), ``count`` (rows) and ``evidence``."""
+    return [
+        F.min(node).alias("node_id"),
+        F.min(ts).alias("first_seen_ts"),
+        F.max(ts).alias("last_seen_ts"),
+        F.count(F.lit(1)).alias("count"),
+        evidence(),
+    ]
+
+
 def to_findings(
     candidates: DataFrame,
     *,

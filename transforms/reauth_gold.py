@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from schemas import auth_events as ae
 from schemas.reauth_readiness import REAUTH_READINESS
 from schemas.security_metrics import SECURITY_METRICS
-from transforms.findings import evidence, to_findings
+from transforms.findings import evidence, seen, to_findings
 from transforms.metrics import WINDOWS, windowed_counts
 from transforms.reauth import plus_millis
 
@@ -248,13 +248,7 @@ def reauth_findings(
         return (
             failed.where(F.col("failure_reason_code") == code)
             .groupBy(F.col(old).alias("subject"), F.col(new).alias("discriminator"))
-            .agg(
-                F.min("node_id").alias("node_id"),
-                F.min("event_ts").alias("first_seen_ts"),
-                F.max("event_ts").alias("last_seen_ts"),
-                F.count(F.lit(1)).alias("count"),
-                evidence(),
-            )
+            .agg(*seen())
         )
 
     principal = change("PRINCIPAL_CHANGE_DURING_REAUTH", "reauth_old_principal",
@@ -262,13 +256,7 @@ def reauth_findings(
     mechanism = failed.where(F.col("failure_reason_code") == "MECHANISM_CHANGE_DURING_REAUTH")
     mechanism_rows = mechanism.groupBy(
         F.col("peer_ip").alias("subject"), F.col("mechanism").alias("discriminator")
-    ).agg(
-        F.min("node_id").alias("node_id"),
-        F.min("event_ts").alias("first_seen_ts"),
-        F.max("event_ts").alias("last_seen_ts"),
-        F.count(F.lit(1)).alias("count"),
-        evidence(),
-    )
+    ).agg(*seen())
     repeated = (
         failed.groupBy(
             F.col("peer_ip").alias("subject"),
