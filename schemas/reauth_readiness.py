@@ -32,10 +32,10 @@ REAUTH_READINESS = StructType(
         StructField("sessions_killed", LongType(), False),
         # ... that would have been killed if their client (capability unknown) cannot.
         StructField("sessions_at_risk_unknown_client", LongType(), False),
-        StructField("principals_killed", ArrayType(StringType(), False), False),
+        StructField("principals_killed", ArrayType(StringType(), True), False),
         StructField("distinct_principals_killed", LongType(), False),
         # 'name/version' of the killed sessions' client software ('unknown/unknown' if none).
-        StructField("client_software_killed", ArrayType(StringType(), False), False),
+        StructField("client_software_killed", ArrayType(StringType(), True), False),
         # UTC; the first request that would have been refused. Null when none.
         StructField("first_kill_ts", TimestampType(), True),
         StructField("run_id", StringType(), False),

@@ -48,14 +48,16 @@ MISMATCH_CHECKS: tuple[str, ...] = (
 )
 
 #: One operation on the token, in (event_ts, source_path, line_number) order.
+# Nested fields are nullable: Spark reads files back with nullable nested fields and cannot
+# cast them to NOT NULL ones (the previous snapshot is merged with the new events).
 TOKEN_HISTORY_ENTRY = StructType(
     [
         # When the line was logged (UTC).
-        StructField("event_ts", TimestampType(), False),
+        StructField("event_ts", TimestampType(), True),
         # Principal that sent the request (User:alice); null for token-manager lines.
         StructField("actor", StringType(), True),
         # 'create' | 'renew' | 'expire' | 'sweep'.
-        StructField("operation", StringType(), False),
+        StructField("operation", StringType(), True),
         # The token's expiry after this operation (UTC; observed, else replayed); null when
         # the operation changed no expiry (rejected, sweep, or unknown).
         StructField("new_expiry_ts", TimestampType(), True),
@@ -75,13 +77,13 @@ TOKEN_HISTORY_ENTRY = StructType(
         StructField("expected_expiry_ms", LongType(), True),
         StructField("expected_error_code", IntegerType(), True),
         # CHECK_* value.
-        StructField("check", StringType(), False),
+        StructField("check", StringType(), True),
         # 'request_log' | 'token_manager', the line's metadata mode when it says one.
-        StructField("source", StringType(), False),
+        StructField("source", StringType(), True),
         StructField("metadata_mode", StringType(), True),
         StructField("node_id", StringType(), True),
-        StructField("source_path", StringType(), False),
-        StructField("line_number", LongType(), False),
+        StructField("source_path", StringType(), True),
+        StructField("line_number", LongType(), True),
     ]
 )
 
@@ -106,7 +108,7 @@ TOKEN_LIFECYCLE = StructType(
         StructField("max_lifetime_ms", LongType(), True),
         # Successful renewals.
         StructField("renew_count", IntegerType(), False),
-        StructField("history", ArrayType(TOKEN_HISTORY_ENTRY, False), False),
+        StructField("history", ArrayType(TOKEN_HISTORY_ENTRY, True), False),
         # One of STATES, as of state_as_of_ts (the run's end, UTC).
         StructField("state", StringType(), False),
         StructField("state_as_of_ts", TimestampType(), True),
