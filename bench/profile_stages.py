@@ -1,0 +1,87 @@
+"""Where the parse time goes: each bronze stage and each silver parser, timed on its own.
+
+    .venv/bin/python bench/make_corpus.py --lines 250000 --out /tmp/corpus-250k
+    .venv/bin/python bench/profile_stages.py /tmp/corpus-250k
+
+The bronze chain is built as the pipeline builds it (``read_lines`` -> ``number_lines`` ->
+``fold_records`` -> ``with_node_id`` + ``with_family`` -> ``to_raw_lines``), each stage
+persisted and forced through Spark's ``noop`` writer before the next one starts, so each figure
+is that stage's own cost given its input already materialised (the persist included). Then every
+parser runs on the persisted bronze. A warm-up pass is discarded; ``--repeat`` passes are timed
+and each figure is the fastest (the CPU may be shared). Prints one line per stage, seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+
+from jobs.config import SourceSpec
+from jobs.ingest import read_lines, sources_frame
+from jobs.inputs import discover_sources
+from jobs.secrets import ephemeral_key
+from jobs.session import build_session
+from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
+from transforms.silver import parse_families
+
+
+def _timed(df: DataFrame, persist: bool = True) -> tuple[DataFrame, float]:
+    started = time.monotonic()
+    if persist:
+        df = df.persist(StorageLevel.MEMORY_AND_DISK)
+    df.write.format("noop").mode("overwrite").save()
+    return df, time.monotonic() - started
+
+
+def one_pass(spark: SparkSession, folder: Path) -> dict[str, float]:
+    """Time every stage once; returns seconds per stage name, in pipeline order."""
+    sources = discover_sources([SourceSpec(str(folder))])
+    key = ephemeral_key()
+    stages: list[tuple[str, Callable[[DataFrame], DataFrame]]] = [
+        ("number_lines (+ header regex)", number_lines),
+        ("fold_records", fold_records),
+        (
+            "node id + family",
+            lambda df: df.transform(with_node_id, sources_frame(spark, sources)).transform(
+                with_family
+            ),
+        ),
+        ("fingerprint + redact (to_raw_lines)", lambda df: to_raw_lines(df, "bench", key)),
+    ]
+    seconds: dict[str, float] = {}
+    frame, seconds["read"] = _timed(read_lines(spark, sources))
+    cached = [frame]
+    for name, stage in stages:
+        frame, seconds[name] = _timed(stage(frame))
+        cached.append(frame)
+    for parser, output in parse_families(frame):
+        _, spent = _timed(output, persist=False)
+        name = f"parse {parser.family} -> {parser.table}"
+        seconds[name] = seconds.get(name, 0.0) + spent
+    for df in cached:
+        df.unpersist()
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="staged parse profile")
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    spark = build_session("bench-profile", args.master, {"spark.sql.shuffle.partitions": "4"})
+    one_pass(spark, args.corpus)  # warm up
+    runs = [one_pass(spark, args.corpus) for _ in range(args.repeat)]
+    best = {name: min(run[name] for run in runs) for name in runs[0]}
+    for name, spent in best.items():
+        print(f"{spent:7.1f} s  {name}  (runs: {', '.join(f'{r[name]:.1f}' for r in runs)})")
+    print(f"{sum(best.values()):7.1f} s  total of stages")
+
+
+if __name__ == "__main__":
+    main()
