@@ -5,7 +5,8 @@ Kafka's DEBUG request log prints delegation-token HMACs (the token's SCRAM passw
 ``RequestChannel.loggableRequest`` masks only (Incremental)AlterConfigs (kafka-log-formats.md
 section 2.3). Envelope ``requestData`` / ``responseData`` carry a forwarded request's bytes, which
 for RenewDelegationToken / ExpireDelegationToken include the HMAC (KIP-590). Pre-2.8 string logs
-print ``bytes`` with ``Arrays.toString`` or as a ``java.nio.HeapByteBuffer``.
+print ``bytes`` with ``Arrays.toString`` (a secret) or as a ``java.nio.HeapByteBuffer`` (only the
+buffer's positions: not a secret, kept as is).
 
 Each secret value becomes ``[REDACTED hmac-sha256:<32 hex>]``: the first 128 bits of
 HMAC-SHA256(fingerprint key, the value as logged without JSON quotes, UTF-8), so the same token
@@ -41,8 +42,10 @@ FINGERPRINT_HEX_CHARS = 32
 _KEYS = "|".join(SECRET_JSON_KEYS)
 # Group 1: the key and separator; group 2: the value ("base64" or a byte array [1, 2]).
 _JSON_SECRET = r'("(?:' + _KEYS + r')"\s*:\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\])'
-# Pre-2.8 toString renderings: key=[1, 2, ...], key=java.nio.HeapByteBuffer[...], key=<token>.
-_STRING_SECRET = r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]]*\]|java\.nio\.\w+\[[^\]]*\]|[^,)\s]+)"
+# Pre-2.8 toString renderings: key=[1, 2, ...] or key=<token>. A ByteBuffer's toString
+# (``java.nio.HeapByteBuffer[pos=0 lim=64 cap=64]``) prints no byte of the value: it is no
+# secret, and fingerprinting it would give every token the same identity, so it is kept.
+_STRING_SECRET = r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]]*\]|(?!java\.nio\.)[^,)\s]+)"
 _ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
 
 
@@ -214,5 +217,5 @@ def redact_secrets(text: Column) -> Column:
     json_pattern += r'(?:"(?:[^"\\]|\\.)*"|\[[^\]]*\])'
     json_redacted = F.regexp_replace(text, json_pattern, '$1"[REDACTED]"')
     string_pattern = r"(?i)\b((?:" + _KEYS + r")=)(?!\[REDACTED)"
-    string_pattern += r"(?:\[[^\]]*\]|java\.nio\.\w+\[[^\]]*\]|[^,)\s]+)"
+    string_pattern += r"(?:\[[^\]]*\]|(?!java\.nio\.)[^,)\s]+)"
     return F.regexp_replace(json_redacted, string_pattern, "$1[REDACTED]")
