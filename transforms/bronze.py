@@ -96,63 +96,35 @@ def fold_records(numbered: DataFrame) -> DataFrame:
     Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
     them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
     one record of layout ``unknown``.
-
-    Only the lines that are not headers are ordered: in each file, a run of consecutive
-    non-header lines (continuation, blank, comment) belongs to the header just before the run
-    (gaps and islands: line number minus rank is constant within a run). Each header then gets
-    its continuation lines by a join on its line number; headers are never sorted per file.
     """
-    in_file = Window.partitionBy("source_path").orderBy("line_number")
-    in_run = Window.partitionBy("source_path", "_run").rowsBetween(
-        Window.unboundedPreceding, Window.unboundedFollowing
+    in_file = (
+        Window.partitionBy("source_path")
+        .orderBy("line_number")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
-    runs = (
-        numbered.where(F.col("line_kind") != HEADER)
-        .select("source_path", "line_number", "line_kind", "value")
-        .withColumn("_run", F.col("line_number") - F.row_number().over(in_file))
-        .withColumn("_run_start", F.min("line_number").over(in_run))
-        .where(F.col("line_kind") == CONTINUATION)
+    records = numbered.where(F.col("line_kind").isin(HEADER, CONTINUATION)).withColumn(
+        "record_seq", F.sum((F.col("line_kind") == HEADER).cast("long")).over(in_file)
     )
-    # The header owning a run sits just before it; a run starting at line 1 has none.
-    owner = F.when(F.col("_run_start") > 1, F.col("_run_start") - 1)
-    traces = runs.groupBy("source_path", owner.alias("_owner")).agg(
-        F.sort_array(F.collect_list(F.struct("line_number", "value"))).alias("_lines")
+    fields = [
+        "line_number", "value", "layout", "line_prefix", "ts_text", "level", "logger",
+        "logger_line", "thread", "message",
+    ]  # fmt: skip
+    grouped = records.groupBy("source_path", "record_seq").agg(
+        F.sort_array(F.collect_list(F.struct(*fields))).alias("lines")
     )
-    text = F.array_join(F.transform("_lines", lambda x: x["value"]), "\n")
-    fields = ["line_prefix", "ts_text", "level", "logger", "logger_line", "thread", "message"]
-    headers = (
-        numbered.where(F.col("line_kind") == HEADER)
-        .join(
-            traces.where(F.col("_owner").isNotNull()).withColumnRenamed("_owner", "line_number"),
-            ["source_path", "line_number"],
-            "left",
-        )
-        .select(
-            "source_path",
-            "line_number",
-            F.when(F.col("_lines").isNull(), F.lit(1))
-            .otherwise(F.size("_lines") + 1)
-            .alias("line_count"),
-            F.coalesce(F.col("layout"), F.lit("unknown")).alias("layout"),
-            F.col("value").alias("raw"),
-            *fields,
-            F.nullif(text, F.lit("")).alias("continuation"),
-        )
-    )
-    first = F.get(F.col("_lines"), 0)
-    rest = F.slice(F.col("_lines"), 2, F.size("_lines"))
-    orphans = traces.where(F.col("_owner").isNull()).select(
+    first = F.get(F.col("lines"), 0)
+    rest = F.slice(F.col("lines"), 2, F.size("lines"))
+    return grouped.select(
         "source_path",
         first["line_number"].alias("line_number"),
-        F.size("_lines").alias("line_count"),
-        F.lit("unknown").alias("layout"),
+        F.size("lines").alias("line_count"),
+        F.coalesce(first["layout"], F.lit("unknown")).alias("layout"),
         first["value"].alias("raw"),
-        *[F.lit(None).cast(numbered.schema[name].dataType).alias(name) for name in fields],
+        *[first[name].alias(name) for name in fields[3:]],
         F.nullif(F.array_join(F.transform(rest, lambda x: x["value"]), "\n"), F.lit("")).alias(
             "continuation"
         ),
     )
-    return headers.unionByName(orphans)
 
 
 def node_id_in_message(message: Column) -> Column:
