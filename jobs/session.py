@@ -22,6 +22,9 @@ DEFAULT_CONF: Mapping[str, str] = {
     # Local mode runs the executor inside the driver JVM; Spark's 1g default runs out of heap
     # on a few hundred MB of logs. Only applies where this process starts the JVM.
     "spark.driver.memory": "4g",
+    # Spark renders every plan as text (events, errors); the pipeline's plans are deep, and
+    # unbounded rendering of a cached layer's plan has run a 1g heap out of memory.
+    "spark.sql.maxPlanStringLength": "200000",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }

@@ -175,7 +175,7 @@ def test_sessions_from_real_lines(spark: SparkSession, lake: Path) -> None:
                 "killed",
                 t(11, 1, 30),
             ),
-        ],  # fmt: skip
+        ],
         "broker_id string, connection_id string, session_seq int, listener string, "
         "mechanism string, principal string, client_software_name string, "
         "supports_reauth boolean, start_ts timestamp, lifetime_ms long, "
