@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 
 from schemas import token_events as te
 from schemas.token_lifecycle import MISMATCH_CHECKS
-from transforms.findings import evidence, to_findings
+from transforms.findings import evidence, seen, to_findings
 from transforms.token_hmac import hmac_verified
 from transforms.token_lifecycle import lifecycle_events
 
@@ -46,13 +46,7 @@ def _grouped(rows: DataFrame, subject: Column, discriminator: Column) -> DataFra
         rows.withColumn("subject", subject)
         .withColumn("discriminator", discriminator)
         .groupBy("subject", "discriminator")
-        .agg(
-            F.min("node_id").alias("node_id"),
-            F.min("event_ts").alias("first_seen_ts"),
-            F.max("event_ts").alias("last_seen_ts"),
-            F.count(F.lit(1)).alias("count"),
-            evidence(),
-        )
+        .agg(*seen())
     )
 
 
