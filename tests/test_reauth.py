@@ -387,6 +387,17 @@ def test_session_crossing_midnight_continues_from_the_previous_run(
         "expiry_ts timestamp, latency_ms long, outcome string, activity_date date",
     )
     assertDataFrameEqual(got, want, checkRowOrder=False)
+    # B's day-1 row continued on day 2 (a sarama client on an expiring listener): reported
+    # on day 1 only, so no finding of day 2 is dated outside day 2's partition.
+    continued_b = (
+        replay["sessions"]
+        .where(F.col("client_ip") == "10.0.0.2")
+        .withColumns(
+            {"start_source": F.lit("previous_run"), "outcome": F.lit("open_at_window_end")}
+        )
+    )
+    day2_findings = reauth_findings(continued_b, replay["shakes"].limit(0), 3, "r2")[0]
+    assert day2_findings.isEmpty()
     # Same session, same id on both days.
     ids = {r["session_id"] for r in previous.select("session_id").collect()}
     assert ids == {r["session_id"] for r in day2.where("session_seq = 2").collect()}

@@ -213,11 +213,14 @@ def reauth_findings(
     * ``reauth.repeated_failed_reauthentication`` (medium): at least ``failure_threshold``
       ``Failed re-authentication`` lines from one client address on one broker in a UTC day.
 
-    Input: ``reauth_sessions`` rows; ``transforms.reauth.handshakes`` rows.
+    Input: ``reauth_sessions`` rows; ``transforms.reauth.handshakes`` rows. Sessions continued
+    from the previous run were reported by the run they started in (and their start lies
+    outside this run's date partitions), so they are not reported again.
     """
     no_reauth = (
         sessions.where(
-            (F.col("supports_reauth") == F.lit(False))
+            (F.col("start_source") != "previous_run")
+            & (F.col("supports_reauth") == F.lit(False))
             & F.col("security_protocol").like("SASL%")
             & (F.col("lifetime_ms") > 0)
         )
