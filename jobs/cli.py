@@ -8,10 +8,12 @@ line and exit non-zero, without a stack trace.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from jobs.config import SourceSpec, build_config, check_time_zone, load_config_file, parse_instant
 from jobs.errors import AuditError, ConfigError
@@ -22,6 +24,19 @@ log = logging.getLogger("kafka-audit")
 
 EXIT_ERROR = 1
 EXIT_UNBALANCED = 3
+
+# Further commands, each a module with ``register(commands)`` (adds its subparser, whose name
+# maps back here) and ``execute(args) -> int``. Importing them must stay cheap (no pyspark at
+# module level): the parser is built on every call, --help included.
+COMMAND_MODULES = {
+    "generate": "jobs.generate_command",
+    "report": "jobs.report_command",
+    "export-ocsf": "jobs.ocsf_command",
+}
+
+
+def _command_module(name: str) -> ModuleType:
+    return importlib.import_module(COMMAND_MODULES[name])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -57,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     parse.add_argument("--time-zone", default="UTC", help="zone of the log4j timestamps")
     parse.add_argument("--master", default="local[*]", help="Spark master")
     parse.add_argument("--lake", help="use this lake's fingerprint key (default: a throwaway key)")
+    for name in COMMAND_MODULES:
+        _command_module(name).register(commands)
     return parser  # fmt: skip
 
 
@@ -116,7 +133,10 @@ def main(argv: Sequence[str] | None = None, under_spark_submit: bool = False) ->
     try:
         if args.command == "run":
             return _run(args, under_spark_submit)
-        return _parse(args)
+        if args.command == "parse":
+            return _parse(args)
+        result: int = _command_module(args.command).execute(args)
+        return result
     except ConfigError as error:
         print(f"kafka-audit: configuration error: {error}", file=sys.stderr)
     except AuditError as error:

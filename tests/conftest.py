@@ -38,3 +38,18 @@ def spark() -> Iterator[SparkSession]:
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
     return SAMPLES_DIR
+
+
+@pytest.fixture(scope="session")
+def samples_lake(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lake built once per test session by the pipeline from the bundled samples (embedded
+    Delta engine). Read-only for tests: copy it before writing into it."""
+    from jobs.config import RunConfig, SourceSpec  # noqa: PLC0415
+    from jobs.pipeline import run  # noqa: PLC0415
+
+    lake = tmp_path_factory.mktemp("samples-lake")
+    summary = run(
+        spark, RunConfig(sources=(SourceSpec(str(SAMPLES_DIR)),), lake=str(lake), engine="embedded")
+    )
+    assert summary.balanced, summary.render()
+    return lake
