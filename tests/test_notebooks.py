@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -132,7 +134,7 @@ def test_every_notebook_is_listed() -> None:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_committed_notebook_is_stripped(name: str) -> None:
-    """What nbstripout leaves: no outputs, no execution counts, no per-cell run metadata."""
+    """No outputs, no execution counts, no per-cell run metadata; each figure cell tagged."""
     nb = nbformat.read(NOTEBOOKS_DIR / name, as_version=4)  # type: ignore[no-untyped-call]
     nbformat.validate(nb)
     code = [cell for cell in nb.cells if cell.cell_type == "code"]
@@ -146,6 +148,18 @@ def test_committed_notebook_is_stripped(name: str) -> None:
     assert sorted(nb.metadata) == ["kernelspec", "language_info"]
     tagged = [cell for cell in code if "figure" in cell.metadata.get("tags", [])]
     assert len(tagged) == FIGURE_CELLS[name]
+
+
+def test_nbstripout_would_change_nothing() -> None:
+    """The committed notebooks are exactly what nbstripout (the git filter) would commit."""
+    paths = [str(NOTEBOOKS_DIR / name) for name in NOTEBOOKS]
+    done = subprocess.run(
+        [sys.executable, "-m", "nbstripout", "--verify", *paths],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 # --- executed notebooks -----------------------------------------------------------------------
