@@ -61,8 +61,10 @@ def read_table(name: str, lake: Path | None = None) -> pd.DataFrame:
         lake: Lake folder; :func:`lake_path` when None.
 
     Returns:
-        Every row of the table. A table the lake does not hold (yet) gives an empty frame with
-        the table's columns from ``schemas/``, so a notebook can treat "no table" as "no rows".
+        Every row of the table, with the table's columns from ``schemas/`` first, in order: a
+        column the table lacks (a lake written by an older version) is all null. A table the
+        lake does not hold (yet) gives an empty frame with those columns, so a notebook can
+        treat "no table" as "no rows".
 
     Raises:
         InputError: ``name`` is not one of :data:`TABLES`, or the lake folder does not exist.
@@ -75,9 +77,14 @@ def read_table(name: str, lake: Path | None = None) -> pd.DataFrame:
             f"no lake at {root}: set {LAKE_ENV} to a folder written by 'kafka-audit run --lake'"
         )
     path = root / name
+    columns = table_columns(name)
     if not (path / "_delta_log").is_dir():
-        return pd.DataFrame(columns=table_columns(name))
-    return DeltaTable(str(path)).to_pandas()
+        return pd.DataFrame(columns=columns)
+    df = DeltaTable(str(path)).to_pandas()
+    # A lake written by an older version lacks the columns added since: they read as null.
+    missing = [column for column in columns if column not in df.columns]
+    df = df.assign(**dict.fromkeys(missing))
+    return df[columns + [column for column in df.columns if column not in columns]]
 
 
 def table_columns(name: str) -> list[str]:

@@ -80,6 +80,27 @@ def test_read_table_errors_and_missing_table(tmp_path: Path) -> None:
     ]
 
 
+def test_read_table_conforms_an_older_table_to_the_schema(tmp_path: Path) -> None:
+    """A table written before a column was added reads with that column null."""
+    older = pa.table(
+        {
+            "metric_name": ["failed-authentication-total"],
+            "value": [2.0],
+            "retired_column": ["x"],
+        }
+    )
+    write_deltalake(str(tmp_path / "security_metrics"), older)
+    df = notebook.read_table("security_metrics", tmp_path)
+    columns = notebook.table_columns("security_metrics")
+    assert list(df.columns) == [*columns, "retired_column"]
+    expected = dict.fromkeys(columns) | {
+        "metric_name": "failed-authentication-total",
+        "value": 2.0,
+        "retired_column": "x",
+    }
+    assert df.to_dict("records") == [expected]
+
+
 def test_evidence_positions_explodes_arrays() -> None:
     df = pd.DataFrame(
         {
