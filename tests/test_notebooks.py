@@ -431,9 +431,9 @@ def _metrics() -> Iterator[dict[str, Any]]:
 def _findings() -> Iterator[dict[str, Any]]:
     rules = [
         ("reauth.no_reauth_client_on_expiring_listener", "KIP-368", "high"),
-        ("reauth.slow_reauthentication", "KIP-368", "low"),
-        ("tokens.renewed_by_non_renewer", "KIP-48", "medium"),
-        ("forwarding.envelope_failed", "KIP-590", "info"),
+        ("reauth.repeated_failed_reauthentication", "KIP-368", "low"),
+        ("tokens.describe_by_non_owner", "KIP-48", "medium"),
+        ("forwarding.principal_mismatch", "KIP-590", "info"),
     ]
     for i in range(9):
         rule, kip, severity = rules[i % len(rules)]
