@@ -1,19 +1,91 @@
-"""``kafka-audit generate``: write a simulated cluster's logs with their ground truth"""
+"""``kafka-audit generate``: write a simulated cluster's logs with their ground truth.
+
+No pyspark here: the simulator is pure Python (docs/generator.md).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
+
+from jobs.errors import ConfigError, InputError
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text}")
+    return value
 
 
 def register(commands: Any) -> None:
     """Add the ``generate`` subparser to ``commands`` (argparse's subparsers action)."""
-    commands.add_parser(
-        "generate",
-        help="write a simulated cluster's logs with their ground truth (not yet available)",
+    from jobs.simulator.layouts import LAYOUTS  # noqa: PLC0415 - keep --help cheap
+
+    parser = commands.add_parser(
+        "generate", help="write a simulated cluster's logs with their ground truth"
+    )
+    parser.add_argument("--out", required=True, type=Path, help="corpus folder to write")
+    parser.add_argument("--brokers", type=_positive, default=3, help="brokers (default 3)")
+    parser.add_argument("--controllers", type=_positive, default=1, help="KRaft controllers")
+    parser.add_argument("--connect-workers", type=_positive, default=1, help="Connect workers")
+    parser.add_argument("--clients", type=_positive, default=12, help="client applications")
+    parser.add_argument("--hours", type=float, default=2.0, help="simulated time span (h)")
+    parser.add_argument(
+        "--lines-target", type=_positive, default=50_000, help="about this many lines"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="random seed (same seed, same corpus)")
+    parser.add_argument(
+        "--kafka-version", default="mixed", help="Kafka version of every node, or 'mixed'"
+    )
+    parser.add_argument(
+        "--layouts",
+        nargs="+",
+        choices=LAYOUTS,
+        default=list(LAYOUTS),
+        help="log layouts, assigned to the nodes in turn",
+    )
+    parser.add_argument(
+        "--rotate-lines", type=_positive, default=0, help="rotate files after N lines (0: never)"
+    )
+    parser.add_argument("--gzip", action="store_true", help="gzip the rotated files")
+    parser.add_argument(
+        "--start", default="2026-11-20T00:00:00Z", help="simulated start, UTC (...T...Z)"
     )
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run ``generate``; returns the exit code."""
-    raise NotImplementedError("generate")
+    """Run ``generate``: writes the corpus, prints the summary; returns the exit code.
+
+    Raises:
+        ConfigError: invalid options (one line for the user).
+        InputError: the output folder cannot be written.
+    """
+    from jobs.simulator.generate import generate  # noqa: PLC0415
+    from jobs.simulator.world import GenerateOptions  # noqa: PLC0415
+
+    options = GenerateOptions(
+        out=args.out,
+        brokers=args.brokers,
+        controllers=args.controllers,
+        connect_workers=args.connect_workers,
+        clients=args.clients,
+        hours=args.hours,
+        lines_target=args.lines_target,
+        seed=args.seed,
+        kafka_version=args.kafka_version,
+        layouts=tuple(args.layouts),
+        rotate_lines=args.rotate_lines,
+        gzip=args.gzip,
+        start=args.start,
+    )
+    try:
+        summary = generate(options)
+    except ValueError as error:
+        raise ConfigError(f"generate: {error}") from error
+    except OSError as error:
+        raise InputError(f"generate: cannot write {args.out}: {error}") from error
+    print(summary.render(), file=sys.stdout)
+    return 0

@@ -43,6 +43,8 @@ class LogLine:
         message: the rendered message; may hold ``\\n`` (a stack trace).
         thread: the thread name, for layouts that print it.
         tag: evidence key; when set, the writer records the line's (file, line number).
+        keep_with_next: the writer does not rotate the file between this line and the next
+            one of its stream (a handshake's DEBUG lines stay with their outcome line).
     """
 
     ts_ms: int
@@ -53,6 +55,7 @@ class LogLine:
     message: str
     thread: str = ""
     tag: str | None = None
+    keep_with_next: bool = False
 
 
 @dataclass

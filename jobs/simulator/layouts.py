@@ -1,0 +1,85 @@
+"""Render a ``LogLine`` in each log4j layout the pipeline parses (``transforms/layout.py``).
+
+Layouts (kafka-log-formats.md section 1), all with the log4j-1 ``%d`` ISO8601 timestamp
+(``yyyy-MM-dd HH:mm:ss,SSS``, written here in UTC):
+
+* ``log4j``: Kafka's ``config/log4j.properties`` / ``log4j2.yaml``: ``[%d] %p %m (%c)%n``.
+* ``logger-line``: Confluent images and Connect's ``connect-log4j.properties``:
+  ``[%d] %p %m (%c:%L)%n`` (the source line number of the logging call).
+* ``strimzi``: ``%d %p %m (%c) [%t]%n`` (no brackets around the date; the thread appended).
+* ``container``: ``log4j`` behind a container runtime's prefix (``kafka-0 kafka ``).
+
+Formatting is plain string concatenation with a per-second cache of the date text: no regex,
+no ``datetime`` per line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from jobs.simulator.base import LogLine
+
+LAYOUTS: tuple[str, ...] = ("log4j", "logger-line", "strimzi", "container")
+
+#: The ``%L`` a ``(%c:%L)`` layout prints per logger (the line of the logging call in Kafka's
+#: source; made up but stable: the parser only needs digits).
+LOGGER_LINES: dict[str, int] = {
+    "kafka.request.logger": 275,
+    "kafka.authorizer.logger": 98,
+    "org.apache.kafka.common.network.Selector": 614,
+    "kafka.network.Processor": 1182,
+}
+DEFAULT_LOGGER_LINE = 100
+
+
+class TimestampFormatter:
+    """``ts_ms`` -> ``yyyy-MM-dd HH:mm:ss,SSS`` in UTC, caching the seconds part."""
+
+    __slots__ = ("_second", "_text")
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._text = ""
+
+    def __call__(self, ts_ms: int) -> str:
+        second, millis = divmod(ts_ms, 1000)
+        if second != self._second:
+            self._second = second
+            self._text = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(second))
+        return f"{self._text},{millis:03d}"
+
+
+def renderer(layout: str, container_prefix: str = "") -> Callable[[LogLine], str]:
+    """A function rendering one ``LogLine`` as the text of one record (no trailing newline;
+    a multi-line message keeps its continuation lines without prefix, as log4j writes them).
+
+    Args:
+        layout: one of ``LAYOUTS``.
+        container_prefix: for ``container``: the runtime's prefix, e.g. ``kafka-0 kafka ``.
+
+    Raises:
+        ValueError: an unknown layout.
+    """
+    stamp = TimestampFormatter()
+    if layout == "log4j":
+        return lambda line: f"[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger})"
+    if layout == "container":
+        prefix = container_prefix
+        return lambda line: (
+            f"{prefix}[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger})"
+        )
+    if layout == "logger-line":
+        numbers = LOGGER_LINES
+
+        def with_line(line: LogLine) -> str:
+            number = numbers.get(line.logger, DEFAULT_LOGGER_LINE)
+            return f"[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger}:{number})"
+
+        return with_line
+    if layout == "strimzi":
+        return lambda line: (
+            f"{stamp(line.ts_ms)} {line.level} {line.message} ({line.logger}) "
+            f"[{line.thread or 'main'}]"
+        )
+    raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
