@@ -74,6 +74,38 @@ _REJECTIONS = {
     63: ("tokens.owner_mismatch", KIP, "medium", "principal"),
     66: ("tokens.expired_token_used", KIP, "low", "principal"),
 }
+#: ``Errors`` names of the codes this area answers.
+ERROR_NAMES = {
+    0: "NONE",
+    62: "DELEGATION_TOKEN_NOT_FOUND",
+    63: "DELEGATION_TOKEN_OWNER_MISMATCH",
+    64: "DELEGATION_TOKEN_REQUEST_NOT_ALLOWED",
+    66: "DELEGATION_TOKEN_EXPIRED",
+}
+#: ``schemas.token_lifecycle.TOKEN_HISTORY_ENTRY`` fields, position as ``tag``.
+HISTORY_FIELDS = (
+    "event_ts",
+    "actor",
+    "operation",
+    "new_expiry_ts",
+    "error_code",
+    "error_code_name",
+    "requested_period_ms",
+    "observed_expiry_ms",
+    "observed_issue_ms",
+    "observed_max_ms",
+    "expected_expiry_ms",
+    "expected_error_code",
+    "check",
+    "source",
+    "metadata_mode",
+    "node_id",
+    "tag",
+)
+#: No renew / expire within this much of a token's expiry or max timestamp: Kafka's answer
+#: there depends on the exact ``now``, which a log line's time does not pin down
+#: (``[rules.tokens].clock_tolerance_ms``).
+CLOCK_MARGIN_MS = 120_000
 _NOT_ALLOWED = ("tokens.request_not_allowed", KIP, "medium", "principal")
 _BURST = ("tokens.creation_burst", KIP, "medium", "principal")
 _DESCRIBE = ("tokens.describe_by_non_owner", KIP, "low", "principal")
@@ -344,12 +376,14 @@ class _TokensRun:
             if not text.startswith("-") and text not in self.tokens:
                 return text
 
-    def history(  # noqa: PLR0917
-        self, token: Token, ts: int, actor: str | None, op: str, error: int | None, tag: str | None
-    ) -> None:
-        token.history.append(
-            {"event_ts": ts, "actor": actor, "operation": op, "error_code": error, "tag": tag}
-        )
+    def history(self, token: Token, ts: int, tag: str | None, **entry: Any) -> None:
+        """One ``token_lifecycle.history`` entry (``TOKEN_HISTORY_ENTRY`` fields; ``tag`` gives
+        the line's position). Values not given are null; ``check`` defaults to 'ok' (every
+        answer agrees with Kafka's rule here)."""
+        fields = dict.fromkeys(HISTORY_FIELDS)
+        fields |= {"event_ts": ts, "check": "ok", "source": "request_log", "tag": tag}
+        fields |= entry
+        token.history.append(fields)
         token.seen.append(ts)
 
     # -- actions ------------------------------------------------------------------------------
@@ -371,7 +405,7 @@ class _TokensRun:
             return out
         job_end = t + rng.randrange(30, 300) * 60_000
         renew_at = t + rng.randrange(35, 50) * 60_000
-        while renew_at < min(job_end, token.max_ms):
+        while renew_at < min(job_end, token.max_ms - CLOCK_MARGIN_MS):
             self.schedule(
                 renew_at,
                 "renew",
@@ -385,17 +419,15 @@ class _TokensRun:
             self.schedule(
                 t + rng.randrange(5, 25) * 60_000, "not_allowed", owner=owner, address=address
             )
-        if rng.random() < 0.6 and job_end < token.max_ms:
-            self.schedule(job_end, "expire", token_id=token.token_id, actor=owner, address=address)
-            if rng.random() < 0.25:
-                self.schedule(
-                    job_end + rng.randrange(60, 180) * 1000,
-                    "renew",
-                    token_id=token.token_id,
-                    actor=RENEWER,
-                    address="10.30.0.7",
-                    period=-1,
-                )
+        if rng.random() < 0.6 and job_end < token.max_ms - CLOCK_MARGIN_MS:
+            self.schedule(
+                job_end,
+                "expire",
+                token_id=token.token_id,
+                actor=owner,
+                address=address,
+                lagging=rng.random() < 0.25,
+            )
         else:
             self.schedule(job_end + 1, "late_renew", token_id=token.token_id)
         return out
@@ -440,7 +472,22 @@ class _TokensRun:
         token = Token(token_id, mac, owner, owner, list(renewers), t, max_ms, expiry)
         self.tokens[token_id] = token
         self.by_hmac[mac] = token_id
-        self.history(token, t, owner, "create", 0, out[-1].tag)
+        self.history(
+            token,
+            t,
+            out[-1].tag,
+            actor=owner,
+            operation="create",
+            error_code=0,
+            error_code_name=ERROR_NAMES[0],
+            requested_period_ms=requested,
+            observed_expiry_ms=expiry,
+            observed_issue_ms=t,
+            observed_max_ms=max_ms,
+            expected_expiry_ms=expiry,
+            new_expiry_ts=expiry,
+            node_id=broker.node_id,
+        )
         self.creates[owner].append((t, str(out[-1].tag), broker.node_id))
         return out, token
 
@@ -503,6 +550,8 @@ class _TokensRun:
 
     def _renew(self, t: int, token_id: str, actor: str, address: str, period: int) -> list[LogLine]:
         token = self.tokens[token_id]
+        if self._near(token, t):
+            return []
         broker = self.rng.choice(self.brokers)
         error = self._check(token, actor, t)
         if error == 0:
@@ -539,7 +588,7 @@ class _TokensRun:
             response,
             f"token-client-{actor.split(':', 1)[1]}",
         )
-        self._record(token, t, actor, "renew", error, out, broker)
+        self._record(token, t, actor, "renew", error, out, broker, period, response)
         return out
 
     def _record(  # noqa: PLR0917
@@ -551,9 +600,30 @@ class _TokensRun:
         error: int,
         out: list[LogLine],
         broker: Node,
+        period: int,
+        response: dict[str, Any],
     ) -> None:
+        """History entry and rejection finding of a renew / expire (the broker's line)."""
         broker_line = out[-1]
-        self.history(token, t, actor, op, error, broker_line.tag)
+        observed = int(response["expiryTimestampMs"])
+        new_expiry = token.expiry_ms if error == 0 else None
+        quirk = op == "expire" and error == 0 and observed < 0
+        self.history(
+            token,
+            t,
+            broker_line.tag,
+            actor=actor,
+            operation=op,
+            error_code=error,
+            error_code_name=ERROR_NAMES[error],
+            requested_period_ms=period,
+            observed_expiry_ms=observed,
+            expected_expiry_ms=new_expiry,
+            new_expiry_ts=new_expiry,
+            expected_error_code=error,
+            check="kraft_negative_expiry" if quirk else "ok",
+            node_id=broker.node_id,
+        )
         if error in _REJECTIONS:
             self.findings.add(
                 _REJECTIONS[error],
@@ -564,9 +634,13 @@ class _TokensRun:
                 broker.node_id,
             )
 
-    def _expire(self, t: int, token_id: str, actor: str, address: str) -> list[LogLine]:
+    def _expire(
+        self, t: int, token_id: str, actor: str, address: str, lagging: bool = False
+    ) -> list[LogLine]:
+        """An expire-now by the owner; ``lagging``: a renewer that missed it renews 1-3 min
+        later (DELEGATION_TOKEN_NOT_FOUND)."""
         token = self.tokens[token_id]
-        if token.removed or token.expiry_ms < t + 60_000:
+        if token.removed or self._near(token, t) or token.expiry_ms < t:
             return []  # an expire-now of an expired token answers per version: not simulated
         broker = self.rng.choice(self.brokers)
         error = self._check(token, actor, t)
@@ -602,8 +676,24 @@ class _TokensRun:
             response,
             f"token-client-{actor.split(':', 1)[1]}",
         )
-        self._record(token, t, actor, "expire", error, out, broker)
+        self._record(token, t, actor, "expire", error, out, broker, -1, response)
+        if lagging and error == 0:
+            self.schedule(
+                t + self.rng.randrange(60, 180) * 1000,
+                "renew",
+                token_id=token_id,
+                actor=RENEWER,
+                address="10.30.0.7",
+                period=-1,
+            )
         return out
+
+    @staticmethod
+    def _near(token: Token, t: int) -> bool:
+        """A live token whose expiry or max timestamp is within CLOCK_MARGIN_MS of ``t``."""
+        return not token.removed and (
+            abs(token.expiry_ms - t) <= CLOCK_MARGIN_MS or abs(token.max_ms - t) <= CLOCK_MARGIN_MS
+        )
 
     def _late_renew(self, t: int, token_id: str) -> list[LogLine]:
         """An abandoned token: sometimes the renewer's schedule fires once more after the
@@ -650,7 +740,15 @@ class _TokensRun:
             else:
                 line = self.manager_line(t, node, text, "sweep")
             out.append(line)
-            self.history(token, t, None, "sweep", None, line.tag)
+            self.history(
+                token,
+                t,
+                line.tag,
+                operation="sweep",
+                source="token_manager",
+                metadata_mode="kraft" if self.kraft else "zookeeper",
+                node_id=node.node_id,
+            )
         return out
 
     def _describe(self, t: int, requester: str, address: str, own: bool) -> list[LogLine]:
@@ -747,9 +845,11 @@ class _TokensRun:
     def finish(self) -> None:
         self._burst_findings()
         self.findings.emit(self.truth)
-        # The state as of the run's end: world.settings['state_as_of_ms'] when the framework
-        # runs the pipeline with another end (``context.as_of``), else the world's end.
-        as_of = int(self.world.settings.get("state_as_of_ms", self.world.end_ms))
+        # The state as of the pipeline run's end (``context.as_of``): a daily run ends at the
+        # UTC midnight after the world's end; world.settings['state_as_of_ms'] overrides.
+        day = 86_400_000
+        default = -(-self.world.end_ms // day) * day
+        as_of = int(self.world.settings.get("state_as_of_ms", default))
         mode = "kraft" if self.kraft else "zookeeper"
         for token in self.tokens.values():
             if token.ended_by == "sweep":
