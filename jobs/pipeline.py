@@ -22,6 +22,7 @@ from jobs.gold import Gold, GoldContext, build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, discover_sources, node_property_rows
 from jobs.lake import Lake, WriteResult, choose_engine
+from jobs.progress import Progress
 from jobs.secrets import fingerprint_key, token_secret
 from jobs.summary import RunSummary, TableWrite
 from schemas import (
@@ -254,6 +255,7 @@ def run(
     config: RunConfig,
     java: str | None = None,
     sources: Sequence[SourceFile] | None = None,
+    progress: bool | None = None,
 ) -> RunSummary:
     """Run the pipeline for ``config``'s inputs and window and write every table.
 
@@ -262,6 +264,8 @@ def run(
         config: the validated run configuration.
         java: a description of the JVM, for the summary.
         sources: the files of ``config.sources`` when the caller already discovered them.
+        progress: show a live bar of Spark tasks per stage (``jobs.progress``); None: only
+            when stderr is a terminal. Stage start / end lines are logged either way.
 
     Returns:
         The run summary: engine, tables written, per-file accounting, duration.
@@ -270,18 +274,31 @@ def run(
         InputError / ConfigError: bad inputs or configuration (before anything is written).
         EngineError: the Delta engine cannot be used or a commit failed.
     """
+    with Progress(spark, progress) as stages:
+        return _run(spark, config, java, sources, stages)
+
+
+def _run(
+    spark: SparkSession,
+    config: RunConfig,
+    java: str | None,
+    sources: Sequence[SourceFile] | None,
+    stages: Progress,
+) -> RunSummary:
     started = time.monotonic()
     sources = sources if sources is not None else discover_sources(config.sources)
     log.info("run %s: %d log file(s)", config.run_id, len(sources))
     engine = choose_engine(spark, config.engine)
     lake = Lake(spark, config.lake, engine)
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
+    stages.stage("bronze and silver: parse, write")
     frames = build_frames(spark, sources, config, key)
     dates = replaced_dates(frames, config)
     results = _write_all(lake, silver_plan(frames), dates, config.run_id)
+    stages.stage("gold: replay rules, write")
     gold = build_gold(gold_context(lake, sources, config, key, dates))
     results += _write_all(lake, gold_plan(frames, gold), dates, config.run_id)
-    log.info("accounting for every line")
+    stages.stage("accounting and summary")
     accounting = line_accounting(
         frames.numbered,
         records=frames.records,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import logging
+import re
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -10,9 +13,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
+from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from jobs.cli import main
+from jobs.progress import Progress
 from schemas import findings, reauth_readiness, security_metrics
 
 _RULE = "-------------------  ------------------------------------  --------  ----------  ---------------------  --------  -----------  --------"
@@ -275,3 +280,40 @@ def test_missing_lake_and_table(
         capsys.readouterr().err
         == f"kafka-audit: error: lake '{empty}' has no Delta table 'findings': run kafka-audit run on it first\n"
     )
+
+
+# Progress of long runs (the same "CLI for people" part): jobs.progress, used by jobs.pipeline.run.
+
+
+def test_progress_stage_lines_and_task_bar(
+    spark: SparkSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Forced on, the bar draws the stage's Spark tasks into the stream; the stage lines are
+    logged; a stage that raises is logged as failed. Auto mode stays off on a non-terminal."""
+    caplog.set_level(logging.INFO, logger="jobs.progress")
+    stream = io.StringIO()
+    with pytest.raises(ZeroDivisionError), Progress(spark, True, stream) as progress:
+        progress.stage("count")
+        assert spark.range(0, 1000, numPartitions=3).selectExpr("sum(id)").first() == (499500,)
+        progress.stage("divide")
+        _ = 1 / 0
+    messages = [
+        re.sub(r"\d+\.\d s", "N s", r.getMessage())
+        for r in caplog.records
+        if r.name == "jobs.progress"
+    ]
+    assert messages == [
+        "stage count: started",
+        "stage count: done after N s",
+        "stage divide: started",
+        "stage divide: failed after N s",
+    ]
+    assert list(progress.durations) == ["count", "divide"]
+    drawn = re.findall(r"count: 100%\|#+\| (\d+)/(\d+) ", stream.getvalue())
+    assert drawn and drawn[-1][0] == drawn[-1][1] and int(drawn[-1][0]) >= 3, stream.getvalue()
+
+    quiet = io.StringIO()
+    with Progress(spark, None, quiet) as auto:
+        auto.stage("count again")
+        spark.range(10).count()
+    assert (auto.enabled, quiet.getvalue()) == (False, "")

@@ -1,0 +1,119 @@
+"""Progress of a long run: a log line at the start and end of each pipeline stage (with its
+duration), and, when stderr is a terminal, a live bar of the Spark tasks of the stage.
+
+The bar is ``tqdm``, fed by a daemon thread that polls ``SparkContext.statusTracker()`` twice a
+second for the tasks of the stage's jobs (each stage runs its Spark jobs in a job group of its
+own). Spark's own ``spark.ui.showConsoleProgress`` bar can only be chosen before the session
+starts and names stages by number only. The bar is off when stderr is not a terminal (Airflow
+task logs, tests, pipes) unless forced on, and ``--no-progress`` switches it off. The stage lines
+are plain ``logging`` records and always written.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+from types import TracebackType
+from typing import IO, Any
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+POLL_S = 0.5
+
+
+class Progress:
+    """Stage lines and, if enabled, a task bar; use as a context manager around a run.
+
+    Args:
+        spark: The session whose jobs are shown.
+        enabled: Show the live bar; None (default) shows it when ``stream`` is a terminal.
+        stream: Where the bar is drawn (stderr).
+    """
+
+    def __init__(
+        self, spark: SparkSession, enabled: bool | None = None, stream: IO[str] | None = None
+    ) -> None:
+        self._spark = spark
+        self._stream = stream or sys.stderr
+        self.enabled = self._stream.isatty() if enabled is None else enabled
+        self._name: str | None = None
+        self._started = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._count = 0
+        self.durations: dict[str, float] = {}
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._end(failed=error is not None)
+
+    def stage(self, name: str) -> None:
+        """Ends the current stage (if any) and starts ``name``."""
+        self._end(failed=False)
+        self._name, self._started = name, time.monotonic()
+        log.info("stage %s: started", name)
+        self._count += 1
+        group = f"kafka-audit-stage-{id(self)}-{self._count}"
+        self._spark.sparkContext.setJobGroup(group, name)
+        if self.enabled:
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._poll, args=(name, group), daemon=True)
+            self._thread.start()
+
+    def _end(self, failed: bool) -> None:
+        if self._name is None:
+            return
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+        elapsed = time.monotonic() - self._started
+        self.durations[self._name] = elapsed
+        log.info("stage %s: %s after %.1f s", self._name, "failed" if failed else "done", elapsed)
+        context = self._spark.sparkContext
+        for key in ("spark.jobGroup.id", "spark.job.description"):
+            context.setLocalProperty(key, None)  # type: ignore[arg-type]
+        self._name = None
+
+    def _poll(self, name: str, group: str) -> None:
+        """Draws the Spark tasks of the stage's job group (done / known) until told to stop,
+        then once more."""
+        from tqdm import tqdm  # noqa: PLC0415
+        from tqdm.contrib.logging import logging_redirect_tqdm  # noqa: PLC0415
+
+        tracker = self._spark.sparkContext.statusTracker()
+        bar: Any = tqdm(desc=name, total=0, unit="task", file=self._stream, leave=False)
+
+        def draw() -> None:
+            tasks = done = running = 0
+            for job_id in tracker.getJobIdsForGroup(group):
+                job = tracker.getJobInfo(job_id)
+                if job is None:
+                    continue
+                active = job.status == "RUNNING"
+                running += active
+                for stage_id in job.stageIds:
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage is not None:  # None: not started yet, or forgotten
+                        # A finished job's unfinished stages were skipped (output reused).
+                        tasks += stage.numTasks if active else stage.numCompletedTasks
+                        done += stage.numCompletedTasks
+            bar.total, bar.n = tasks, done
+            bar.set_postfix_str(f"{running} Spark job(s) running", refresh=False)
+            bar.refresh()
+
+        with bar, logging_redirect_tqdm():
+            while not self._stop.wait(POLL_S):
+                draw()
+            draw()
