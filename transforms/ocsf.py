@@ -149,6 +149,47 @@ def _contract(df: DataFrame, schema: StructType) -> DataFrame:
     return df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
 
 
+def _auth_protocol() -> dict[str, Column]:
+    """auth_protocol_id / auth_protocol from the SASL mechanism (or what the reason implies)."""
+    mechanism = F.coalesce(
+        F.col("mechanism"),
+        F.when(F.col("failure_reason_code").startswith("OAUTH"), F.lit("OAUTHBEARER")),
+    )
+    tls = F.col("failure_reason_code").startswith("SSL") | (F.col("security_protocol") == "SSL")
+    protocol_id = F.coalesce(
+        lookup(mechanism, AUTH_PROTOCOL_IDS, None),
+        F.when(mechanism.isNotNull() | tls, 99).otherwise(0),
+    )
+    caption = F.when(protocol_id == 99, F.coalesce(mechanism, F.lit("TLS")))
+    return {
+        "auth_protocol_id": protocol_id,
+        "auth_protocol": caption.otherwise(lookup(protocol_id, AUTH_PROTOCOL_CAPTIONS, None)),
+    }
+
+
+def _auth_endpoints() -> dict[str, Column]:
+    """src_endpoint, dst_endpoint and session of an auth_events row, by the side that logged."""
+    broker_side = F.coalesce(F.col("side"), F.lit("broker")) == "broker"
+    peer = {"hostname": F.col("peer_host"), "ip": F.col("peer_ip"), "port": F.col("peer_port")}
+    broker = _endpoint(
+        uid=F.col("node_id"),
+        ip=F.col("local_ip"),
+        port=F.col("local_port"),
+        interface_name=F.col("listener"),
+    )
+    called = _endpoint(uid=F.col("broker_node_id").cast("string"), **peer)
+    return {
+        "src_endpoint": F.when(broker_side, _endpoint(**peer)).otherwise(
+            _endpoint(name=F.col("client_id"))
+        ),
+        "dst_endpoint": F.when(broker_side, broker).otherwise(called),
+        "session": F.when(
+            broker_side & F.col("connection_id").isNotNull(),
+            F.struct(F.col("connection_id").alias("uid")),
+        ),
+    }
+
+
 def authentication_events(auth: DataFrame) -> DataFrame:
     """OCSF Authentication (3002) events, one per authentication outcome of silver.auth_events.
 
@@ -165,24 +206,8 @@ def authentication_events(auth: DataFrame) -> DataFrame:
     ``event_ts`` are left out.
     """
     succeeded = F.col("event_type").isin(*[kind for kind, ok in AUTH_OUTCOMES.items() if ok])
-    mechanism = F.coalesce(
-        F.col("mechanism"),
-        F.when(F.col("failure_reason_code").startswith("OAUTH"), F.lit("OAUTHBEARER")),
-    )
-    tls = F.col("failure_reason_code").startswith("SSL") | (F.col("security_protocol") == "SSL")
-    protocol_id = F.coalesce(
-        lookup(mechanism, AUTH_PROTOCOL_IDS, None),
-        F.when(mechanism.isNotNull() | tls, 99).otherwise(0),
-    )
-    broker_side = F.coalesce(F.col("side"), F.lit("broker")) == "broker"
-    reauth = F.col("event_type").startswith("reauthentication")
-    broker = _endpoint(uid=F.col("node_id"), ip=F.col("local_ip"), port=F.col("local_port"),
-                       interface_name=F.col("listener"))  # fmt: skip
-    peer = _endpoint(hostname=F.col("peer_host"), ip=F.col("peer_ip"), port=F.col("peer_port"))
-    client_broker = _endpoint(uid=F.col("broker_node_id").cast("string"),
-                              hostname=F.col("peer_host"), ip=F.col("peer_ip"),
-                              port=F.col("peer_port"))  # fmt: skip
-    outcome = F.when(succeeded, "succeeded").otherwise("failed")
+    step = F.when(F.col("event_type").startswith("reauthentication"), "Re-authentication ")
+    reason = F.when(F.col("reason").isNotNull(), F.concat(F.lit(": "), "reason"))
     events = (
         auth.where(F.col("event_type").isin(*AUTH_OUTCOMES) & F.col("event_ts").isNotNull())
         .withColumn("_p", F.coalesce("principal", "reauth_new_principal"))
@@ -191,34 +216,22 @@ def authentication_events(auth: DataFrame) -> DataFrame:
             _classify(AUTHENTICATION_CLASS_UID, "Authentication", 3, "Identity & Access Management")
         )
         .withColumns(_status(succeeded))
+        .withColumns(_auth_protocol())
+        .withColumns(_auth_endpoints())
         .withColumns(
             {
                 "status_code": F.col("failure_reason_code"),
                 "status_detail": F.col("reason"),
                 "message": F.concat(
-                    F.when(reauth, "Re-authentication ").otherwise("Authentication "),
-                    outcome,
-                    F.when(F.col("reason").isNotNull(), F.concat(F.lit(": "), "reason")).otherwise(
-                        ""
-                    ),
+                    step.otherwise("Authentication "),
+                    F.when(succeeded, "succeeded").otherwise("failed"),
+                    reason.otherwise(""),
                 ),
                 "metadata": _metadata(AUTHENTICATION_CLASS_UID, F.col("event_type")),
                 "user": _user(),
-                "auth_protocol_id": protocol_id,
-                "auth_protocol": F.when(
-                    protocol_id == 99, F.coalesce(mechanism, F.lit("TLS"))
-                ).otherwise(lookup(protocol_id, AUTH_PROTOCOL_CAPTIONS, None)),
                 "logon_type_id": F.lit(3),
                 "logon_type": F.lit("Network"),
                 "is_remote": F.lit(True),
-                "src_endpoint": F.when(broker_side, peer).otherwise(
-                    _endpoint(name=F.col("client_id"))
-                ),
-                "dst_endpoint": F.when(broker_side, broker).otherwise(client_broker),
-                "session": F.when(
-                    broker_side & F.col("connection_id").isNotNull(),
-                    F.struct(F.col("connection_id").alias("uid")),
-                ),
                 "unmapped": F.struct(
                     F.col("line_number").alias("source_line_number"),
                     "node_id",
@@ -232,6 +245,44 @@ def authentication_events(auth: DataFrame) -> DataFrame:
         )
     )
     return _contract(events, AUTHENTICATION)
+
+
+def _actor() -> Column:
+    """The principal, the client.id and the authorizer's decision with its rule."""
+    policy = F.when(
+        F.col("authorizer").isNotNull() | F.col("rule").isNotNull(),
+        F.struct(
+            F.col("rule").alias("name"),
+            F.col("authorizer").alias("type"),
+            F.col("rbac_role").alias("desc"),
+        ),
+    )
+    return F.struct(
+        _user().alias("user"),
+        F.col("client_id").alias("app_name"),
+        F.array(F.struct(F.col("decision").alias("decision"), policy.alias("policy"))).alias(
+            "authorizations"
+        ),
+    )
+
+
+def _api() -> Column:
+    """The Kafka API when logged, else the ACL operation; the correlation id as request uid."""
+    operation = F.coalesce("api_name", "operation_raw", "operation", F.lit(UNKNOWN))
+    request = F.when(
+        F.col("correlation_id").isNotNull(),
+        F.struct(F.col("correlation_id").cast("string").alias("uid")),
+    )
+    return F.struct(operation.alias("operation"), request.alias("request"))
+
+
+def _client_host() -> Column:
+    """src_endpoint: the client host; the UNKNOWN stand-in (required attribute) without one."""
+    unknown = [
+        (F.lit(UNKNOWN) if f.name == "name" else F.lit(None)).cast(f.dataType).alias(f.name)
+        for f in NETWORK_ENDPOINT.fields
+    ]
+    return F.coalesce(_endpoint(ip=F.col("host")), F.struct(*unknown))
 
 
 def api_activity_events(authz: DataFrame) -> DataFrame:
@@ -250,22 +301,7 @@ def api_activity_events(authz: DataFrame) -> DataFrame:
     """
     op = F.col("operation")
     activity_id = F.when(op.isNull(), 0).otherwise(lookup(op, ACL_OPERATION_ACTIVITY, 99))
-    allowed = F.col("decision") == "ALLOWED"
-    policy = F.when(
-        F.col("authorizer").isNotNull() | F.col("rule").isNotNull(),
-        F.struct(
-            F.col("rule").alias("name"),
-            F.col("authorizer").alias("type"),
-            F.col("rbac_role").alias("desc"),
-        ),
-    )
-    resource = F.when(
-        F.col("resource_name").isNotNull() | F.col("resource_type").isNotNull(),
-        F.array(
-            F.struct(F.col("resource_type").alias("type"), F.col("resource_name").alias("name"))
-        ),
-    )
-    operation = F.coalesce("api_name", "operation_raw", "operation")
+    resource = F.struct(F.col("resource_type").alias("type"), F.col("resource_name").alias("name"))
     events = (
         authz.where((F.col("record_type") == az.RECORD_DECISION) & F.col("event_ts").isNotNull())
         .withColumn("_p", F.col("principal"))
@@ -276,7 +312,7 @@ def api_activity_events(authz: DataFrame) -> DataFrame:
             }
         )
         .withColumns(_classify(API_ACTIVITY_CLASS_UID, "API Activity", 6, "Application Activity"))
-        .withColumns(_status(allowed))
+        .withColumns(_status(F.col("decision") == "ALLOWED"))
         .withColumns(
             {
                 "status_code": F.col("decision"),
@@ -291,32 +327,13 @@ def api_activity_events(authz: DataFrame) -> DataFrame:
                     "resource_name",
                 ),
                 "metadata": _metadata(API_ACTIVITY_CLASS_UID, F.col("decision")),
-                "actor": F.struct(
-                    _user().alias("user"),
-                    F.col("client_id").alias("app_name"),
-                    F.array(
-                        F.struct(F.col("decision").alias("decision"), policy.alias("policy"))
-                    ).alias("authorizations"),
+                "actor": _actor(),
+                "api": _api(),
+                "resources": F.when(
+                    F.col("resource_name").isNotNull() | F.col("resource_type").isNotNull(),
+                    F.array(resource),
                 ),
-                "api": F.struct(
-                    F.coalesce(operation, F.lit(UNKNOWN)).alias("operation"),
-                    F.when(
-                        F.col("correlation_id").isNotNull(),
-                        F.struct(F.col("correlation_id").cast("string").alias("uid")),
-                    ).alias("request"),
-                ),
-                "resources": resource,
-                "src_endpoint": F.coalesce(
-                    _endpoint(ip=F.col("host")),
-                    F.struct(
-                        *[
-                            (F.lit(UNKNOWN) if f.name == "name" else F.lit(None))
-                            .cast(f.dataType)
-                            .alias(f.name)
-                            for f in NETWORK_ENDPOINT.fields
-                        ]
-                    ),
-                ),
+                "src_endpoint": _client_host(),
                 "dst_endpoint": _endpoint(uid=F.col("node_id")),
                 "unmapped": F.struct(
                     F.col("line_number").alias("source_line_number"),
