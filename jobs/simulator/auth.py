@@ -273,7 +273,11 @@ class AuthArea:
                 "Disconnecting expired channel: org.apache.kafka.common.network.KafkaChannel@"
                 f"{rng.randrange(1 << 28, 1 << 31):x} id={channel} : {header}"
             )
-            return [line(ts, "DEBUG", PROCESSOR, message)]
+            if capable is False:  # the session's end is evidence of the no-reauth finding
+                key = (client.principal, pair.listener,
+                       f"{client.software_name}/{client.software_version}")  # fmt: skip
+                findings.no_reauth[key][4].append(tag)  # type: ignore[attr-defined]
+            return [line(ts, "DEBUG", PROCESSOR, message, line_tag=tag)]
         handshake = self._handshake(event, reauth_ms, rng)
         lines = [
             line(

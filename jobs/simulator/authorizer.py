@@ -31,6 +31,8 @@ KIP = "KIP-801"
 SHARE = 0.05
 TOPICS: tuple[str, ...] = ("orders", "payments", "clicks", "audit-events")
 NO_ACL_TOPIC = "scratch"
+#: Share of the decisions on the ACL-less topic.
+NO_ACL_SHARE = 0.05
 PROBER = "User:scanner"
 PROBER_HOST = "10.9.9.66"
 PROBER_TOPIC = "payments"
@@ -127,7 +129,9 @@ class AuthorizerArea:
             c = rng.randrange(len(world.clients))
             client = world.clients[c]
             action = ACTIONS[rng.randrange(len(ACTIONS))]
-            topic = NO_ACL_TOPIC if rng.random() < 0.02 else TOPICS[rng.randrange(len(TOPICS))]
+            topic = (
+                NO_ACL_TOPIC if rng.random() < NO_ACL_SHARE else TOPICS[rng.randrange(len(TOPICS))]
+            )
             allowed, rule = self._rule(broker, client, c, topic, action)
             if not allowed:
                 key = (client.principal, topic)
