@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
 from jobs.cli import main
@@ -211,3 +213,92 @@ def test_missing_lake_is_one_line_error(tmp_path: Path, capsys: pytest.CaptureFi
         f"kafka-audit: error: lake '{tmp_path / 'nowhere'}' not found: expected the folder of a kafka-audit run\n",
     )
     assert not (tmp_path / "out").exists()
+
+
+def _row(schema: Any, **values: Any) -> tuple[Any, ...]:
+    lineage = {"run_id": "r", "source_path": "/logs/b1/server.log", "line_number": 1, "node_id": "1",
+               "level": "INFO", "event_ts": datetime(2026, 11, 20, 10, 0, tzinfo=UTC)}  # fmt: skip
+    return tuple({**lineage, **values}.get(name) for name in schema.fieldNames())
+
+
+def _json_rows(events: DataFrame) -> list[dict[str, Any]]:
+    """Each event as the JSON writer renders it (nulls omitted)."""
+    return [json.loads(row[0]) for row in events.select(F.to_json(F.struct("*"))).collect()]
+
+
+def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
+    """Mappings the samples do not show: a refused re-authentication names the new principal
+    (KIP-368), SCRAM is 99 with its name, GSSAPI 2 Kerberos, a Confluent audit event is
+    Confluent Server's; a decision without a host gets the 'unknown' source, CREATE is 1 Create;
+    rows without a timestamp are left out."""
+    from schemas.auth_events import AUTH_EVENTS  # noqa: PLC0415
+    from schemas.authz_decisions import AUTHZ_DECISIONS  # noqa: PLC0415
+    from transforms.ocsf import api_activity_events, authentication_events  # noqa: PLC0415
+
+    auth = spark.createDataFrame(
+        [
+            _row(AUTH_EVENTS, event_type="reauthentication_failed", side="broker", mechanism="SCRAM-SHA-512",
+                 failure_reason_code="PRINCIPAL_CHANGE_DURING_REAUTH", reauth_new_principal="User:bob",
+                 reason="Cannot change principals during re-authentication from User.alice: User.bob"),
+            _row(AUTH_EVENTS, line_number=2, event_type="authentication_succeeded", side="broker", mechanism="GSSAPI",
+                 source_format="confluent_audit", principal="User:kafka/host@REALM", peer_ip="10.0.0.9"),
+            _row(AUTH_EVENTS, line_number=3, event_type="authentication_failed", event_ts=None),
+            _row(AUTH_EVENTS, line_number=4, event_type="session_lifetime"),
+        ],
+        AUTH_EVENTS,
+    )  # fmt: skip
+    got = [
+        (
+            e["user"],
+            e["auth_protocol_id"],
+            e["auth_protocol"],
+            e["status_id"],
+            e["message"],
+            e["metadata"]["product"]["name"],
+        )
+        for e in sorted(
+            _json_rows(authentication_events(auth)),
+            key=lambda e: e["unmapped"]["source_line_number"],
+        )
+    ]
+    assert got == [
+        (
+            {"uid": "User:bob", "name": "bob", "type": "User", "type_id": 1},
+            99,
+            "SCRAM-SHA-512",
+            2,
+            "Re-authentication failed: Cannot change principals during re-authentication from User.alice: User.bob",
+            "Apache Kafka",
+        ),
+        (
+            {
+                "uid": "User:kafka/host@REALM",
+                "name": "kafka/host@REALM",
+                "type": "User",
+                "type_id": 1,
+            },
+            2,
+            "Kerberos",
+            1,
+            "Authentication succeeded",
+            "Confluent Server",
+        ),
+    ]
+    authz = spark.createDataFrame(
+        [
+            _row(AUTHZ_DECISIONS, record_type="decision", authorizer="ConfluentServerAuthorizer", principal="User:ops",
+                 decision="ALLOWED", operation="CREATE", operation_raw="Create", resource_type="TOPIC",
+                 resource_name="orders", pattern_type="LITERAL", api_name="CreateTopics", rule="MatchingAcl",
+                 source_format="confluent_audit", client_id="admin-1", correlation_id=7),
+            _row(AUTHZ_DECISIONS, line_number=2, record_type="acl_match", decision="ALLOWED"),
+        ],
+        AUTHZ_DECISIONS,
+    )  # fmt: skip
+    [event] = _json_rows(api_activity_events(authz))
+    assert {k: event[k] for k in ("activity_id", "type_uid", "status_id", "actor", "api", "src_endpoint")} == {
+        "activity_id": 1, "type_uid": 600301, "status_id": 1,
+        "actor": {"user": {"uid": "User:ops", "name": "ops", "type": "User", "type_id": 1}, "app_name": "admin-1",
+                  "authorizations": [{"decision": "ALLOWED", "policy": {"name": "MatchingAcl", "type": "ConfluentServerAuthorizer"}}]},
+        "api": {"operation": "CreateTopics", "request": {"uid": "7"}},
+        "src_endpoint": {"name": "unknown"},
+    }  # fmt: skip
