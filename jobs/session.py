@@ -40,7 +40,8 @@ def build_session(
         master: ``local[*]`` and the like when the job runs as a plain Python program; None to
             keep what spark-submit configured.
         conf: extra settings; they override DEFAULT_CONF, except that the session time zone
-            stays UTC (every ``*_ts`` column is UTC).
+            stays UTC (every ``*_ts`` column is UTC). Under spark-submit (``master`` None) a
+            setting spark-submit was given keeps its value over DEFAULT_CONF.
 
     Raises:
         EngineError: no Java 17 / 21 available for a local session.
@@ -55,7 +56,16 @@ def build_session(
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-    settings = {**DEFAULT_CONF, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
+    defaults = dict(DEFAULT_CONF)
+    if master is None:
+        # Under spark-submit, what the user gave with --conf / --driver-memory wins over the
+        # project's defaults (SparkConf reads spark-submit's settings from system properties).
+        from pyspark import SparkConf, SparkContext  # noqa: PLC0415
+
+        SparkContext._ensure_initialized()  # connects to spark-submit's JVM
+        submitted = {key for key, _ in SparkConf().getAll()}
+        defaults = {k: v for k, v in defaults.items() if k not in submitted}
+    settings = {**defaults, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -5,8 +5,16 @@ settings come from spark-submit."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from jobs.cli import main
+# Python puts the script's own folder first on sys.path. When that folder is the package
+# folder (``jobs/``), ``jobs/secrets.py`` would shadow the standard library's ``secrets``
+# (imported by numpy through pandas): put the project root there instead.
+_here = Path(__file__).resolve().parent
+if _here.name == "jobs" and sys.path and Path(sys.path[0] or ".").resolve() == _here:
+    sys.path[0] = str(_here.parent)
+
+from jobs.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], under_spark_submit=True))
