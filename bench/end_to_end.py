@@ -179,7 +179,7 @@ def bare_read_parse(spark: SparkSession, files: list[Path], out: Path) -> float:
     parts = [F.regexp_extract("value", PREFIX, i) for i in range(1, 5)]
     message = parts[2]
     parsed = lines.select(
-        F.to_timestamp(parts[0], "yyyy-MM-dd HH:mm:ss,SSS").alias("ts"),
+        F.try_to_timestamp(parts[0], F.lit("yyyy-MM-dd HH:mm:ss,SSS")).alias("ts"),
         parts[1].alias("level"),
         parts[3].alias("logger"),
         message.alias("message"),
