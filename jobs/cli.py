@@ -66,6 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--run-id", help="run id; reuse it to make a retried run's commits no-ops")
     run.add_argument("--master", help="Spark master when running outside spark-submit")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
+    run.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="live bar of Spark tasks per stage (default: when stderr is a terminal)",
+    )
 
     parse = commands.add_parser("parse", help="print each input record's parse as JSON lines")
     parse.add_argument("paths", nargs="+", metavar="PATH")
@@ -99,7 +105,7 @@ def _run(args: argparse.Namespace, under_spark_submit: bool) -> int:
     master = args.master if under_spark_submit else config.master
     spark = build_session("kafka-security-audit", master, config.spark_conf)
     java = f"Java {spark.sparkContext._jvm.System.getProperty('java.version')}"  # type: ignore[union-attr]
-    summary = run(spark, config, java=java, sources=sources)
+    summary = run(spark, config, java=java, sources=sources, progress=args.progress)
     print(summary.to_json() if args.json else summary.render())
     return 0 if summary.balanced else EXIT_UNBALANCED
 

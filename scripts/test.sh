@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2 (and CI): set up .venv, then lint (ruff), type-check (mypy) and test (pytest).
+# README command 2 (and CI): set up .venv, then lint (ruff), type-check (mypy) and test (pytest);
+# then the Airflow DAG's tests in .venv-airflow (scripts/test_airflow.sh).
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
 echo "== ruff"
@@ -16,4 +17,6 @@ if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: failing on purpose" >&2
   exit 1
 fi
-exit "$status"
+if [ "$status" -ne 0 ]; then exit "$status"; fi
+echo "== airflow (its own environment, .venv-airflow)"
+bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/test_airflow.sh"
