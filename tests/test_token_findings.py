@@ -292,3 +292,49 @@ def test_every_token_rule_on_one_scenario(spark: SparkSession) -> None:
     assert [r.finding_id for r in ids.collect()] == [sha.hexdigest()]
     actual.unpersist()
     replayed.unpersist()
+
+
+def test_refused_forwarded_token_request_counts_once(spark: SparkSession) -> None:
+    """KRaft: the broker's line and the controller's ``isForwarded`` line of one refused
+    request (ControllerApis.allowTokenRequests refuses it too) are one request: count 1, the
+    broker's node, both lines as evidence. A second request seen only by the broker counts 1
+    more; a controller line alone still counts."""
+    ctl = "/logs/controller-3000/kafka-request.log"
+    rows = [
+        event(1, "renew", T0, requester="User:carol", error_code=64),
+        event(2, "renew", T0 + 5, requester="User:carol", error_code=64, is_forwarded=True,
+              node_id="3000", source_path=ctl),
+        event(3, "renew", T0 + 9, requester="User:carol", error_code=64),
+        event(4, "expire", T0 + 20, requester="User:dave", error_code=64, is_forwarded=True,
+              node_id="3000", source_path=ctl),
+    ]  # fmt: skip
+    actual = tf.not_allowed_findings(frame(spark, rows), "r").select(*COLUMNS)
+    expected = spark.createDataFrame(
+        [
+            found(
+                "tokens.request_not_allowed",
+                "medium",
+                "principal",
+                "User:carol",
+                "renew",
+                T0,
+                T0 + 9,
+                2,
+                [(REQ, 1), (REQ, 3), (ctl, 2)],
+            ),
+            found(
+                "tokens.request_not_allowed",
+                "medium",
+                "principal",
+                "User:dave",
+                "expire",
+                T0 + 20,
+                T0 + 20,
+                1,
+                [(ctl, 4)],
+                node="3000",
+            ),
+        ],
+        SCHEMA,
+    )
+    assertDataFrameEqual(actual, expected, checkRowOrder=False)

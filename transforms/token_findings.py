@@ -95,9 +95,28 @@ def not_allowed_findings(token_events: DataFrame, run_id: str) -> DataFrame:
     """tokens.request_not_allowed: token requests answered DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
     (64): sent over PLAINTEXT, 1-way SSL as ANONYMOUS, or on a token-authenticated
     connection (``KafkaApis.allowTokenRequests``). Subject: the principal; discriminator:
-    the operation."""
-    rows = token_events.where(F.col("error_code") == 64)
-    candidates = _grouped(rows, F.col("requester"), F.col("operation"))
+    the operation. In KRaft a refused request forwarded to the controller is logged twice,
+    by the broker and by the controller (``isForwarded``; ``ControllerApis.allowTokenRequests``
+    refuses it again): ``count`` is the larger of the two line counts, so each request counts
+    once, ``node_id`` the broker's; evidence keeps both lines."""
+    forwarded = F.coalesce(F.col("is_forwarded"), F.lit(False))
+    candidates = (
+        token_events.where(F.col("error_code") == 64)
+        .withColumn("subject", F.col("requester"))
+        .withColumn("discriminator", F.col("operation"))
+        .groupBy("subject", "discriminator")
+        .agg(
+            F.coalesce(F.min(F.when(~forwarded, F.col("node_id"))), F.min("node_id")).alias(
+                "node_id"
+            ),
+            F.min("event_ts").alias("first_seen_ts"),
+            F.max("event_ts").alias("last_seen_ts"),
+            F.greatest(F.sum((~forwarded).cast("long")), F.sum(forwarded.cast("long"))).alias(
+                "count"
+            ),
+            evidence(),
+        )
+    )
     text = F.concat(
         F.col("subject"),
         F.lit(" sent delegation-token "),
