@@ -51,8 +51,11 @@ class TimestampFormatter:
 
 
 def renderer(layout: str, container_prefix: str = "") -> Callable[[LogLine], str]:
-    """A function rendering one ``LogLine`` as the text of one record (no trailing newline;
-    a multi-line message keeps its continuation lines without prefix, as log4j writes them).
+    """A function rendering one ``LogLine`` as the text of one record (no trailing newline).
+
+    A multi-line message is a message and its stack trace (``log.error(msg, e)``): log4j
+    prints the layout around the first line and the trace after the layout's ``%n``, its lines
+    without prefix. So ``head\ntrace`` renders as ``[ts] LEVEL head (logger)\ntrace``.
 
     Args:
         layout: one of ``LAYOUTS``.
@@ -63,23 +66,39 @@ def renderer(layout: str, container_prefix: str = "") -> Callable[[LogLine], str
     """
     stamp = TimestampFormatter()
     if layout == "log4j":
-        return lambda line: f"[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger})"
+        return _with_trace(
+            lambda line, m: f"[{stamp(line.ts_ms)}] {line.level} {m} ({line.logger})"
+        )
     if layout == "container":
         prefix = container_prefix
-        return lambda line: (
-            f"{prefix}[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger})"
+        return _with_trace(
+            lambda line, m: f"{prefix}[{stamp(line.ts_ms)}] {line.level} {m} ({line.logger})"
         )
     if layout == "logger-line":
         numbers = LOGGER_LINES
 
-        def with_line(line: LogLine) -> str:
+        def with_line(line: LogLine, message: str) -> str:
             number = numbers.get(line.logger, DEFAULT_LOGGER_LINE)
-            return f"[{stamp(line.ts_ms)}] {line.level} {line.message} ({line.logger}:{number})"
+            return f"[{stamp(line.ts_ms)}] {line.level} {message} ({line.logger}:{number})"
 
-        return with_line
+        return _with_trace(with_line)
     if layout == "strimzi":
-        return lambda line: (
-            f"{stamp(line.ts_ms)} {line.level} {line.message} ({line.logger}) "
-            f"[{line.thread or 'main'}]"
+        return _with_trace(
+            lambda line, m: (
+                f"{stamp(line.ts_ms)} {line.level} {m} ({line.logger}) [{line.thread or 'main'}]"
+            )
         )
     raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}")
+
+
+def _with_trace(head: Callable[[LogLine, str], str]) -> Callable[[LogLine], str]:
+    """Wrap a one-line renderer so a message's continuation lines follow the rendered head."""
+
+    def render(line: LogLine) -> str:
+        message = line.message
+        if "\n" not in message:
+            return head(line, message)
+        first, rest = message.split("\n", 1)
+        return f"{head(line, first)}\n{rest}"
+
+    return render
