@@ -105,9 +105,12 @@ def max_reauth_config(node_properties: DataFrame) -> DataFrame:
     Input: ``schemas.node_properties.NODE_PROPERTIES`` rows.
     Output columns: node_id (string), listener (string, upper case as Kafka logs it; null =
     every listener), mechanism (string, upper case; null = every mechanism), max_reauth_ms
-    (long). Values that are not numbers are left out.
+    (long). Values that are not numbers are left out. Three forms count: unprefixed,
+    ``listener.name.<l>.connections.max.reauth.ms`` (``ChannelBuilders.channelBuilderConfigs``
+    strips the listener prefix) and ``listener.name.<l>.<mechanism>.connections.max.reauth.ms``
+    (``SaslChannelBuilder.createConnectionsMaxReauthMsMap``).
     """
-    prefixed = r"^listener\.name\.([^.]+)\.([^.]+)\.connections\.max\.reauth\.ms$"
+    prefixed = r"^listener\.name\.([^.]+)\.(?:([^.]+)\.)?connections\.max\.reauth\.ms$"
     prop = F.col("property")
     rows = node_properties.where(
         (prop == "connections.max.reauth.ms") | prop.rlike(prefixed)
@@ -139,13 +142,21 @@ def with_configured_max_reauth(sessions: DataFrame, config: DataFrame) -> DataFr
     """Add ``configured_max_reauth_ms`` (long) and ``configured_source`` (string): the value of
     ``connections.max.reauth.ms`` that applies to each row's node, listener and mechanism.
 
-    Input columns: node_id, listener, mechanism (string). Precedence: the listener and
-    mechanism prefixed value of the node; the node's unprefixed value; Kafka's default 0
-    (source 'default'). When the row's mechanism is unknown and the node sets a prefixed value
-    for the listener, the value is unknown (null, source 'unknown_mechanism').
+    Input columns: node_id, listener, mechanism (string). Precedence, as Kafka resolves it
+    (``SaslChannelBuilder.createConnectionsMaxReauthMsMap`` over the listener's configs): the
+    node's listener-and-mechanism prefixed value (source 'config_listener_mechanism'); its
+    listener-prefixed value ('config_listener'); its unprefixed value ('config'); Kafka's
+    default 0 ('default'). When the row's mechanism is unknown and the node sets a
+    mechanism-prefixed value for the listener, the value is unknown (null, source
+    'unknown_mechanism').
     """
     c = config.alias("cfg")
-    prefixed = c.where(F.col("listener").isNotNull()).select(
+    listener_only = (
+        c.where(F.col("listener").isNotNull() & F.col("mechanism").isNull())
+        .groupBy(F.col("node_id").alias("_o_node"), F.col("listener").alias("_o_listener"))
+        .agg(F.max("max_reauth_ms").alias("_o_value"))
+    )
+    prefixed = c.where(F.col("listener").isNotNull() & F.col("mechanism").isNotNull()).select(
         F.col("node_id").alias("_p_node"),
         F.col("listener").alias("_p_listener"),
         F.col("mechanism").alias("_p_mechanism"),
@@ -169,6 +180,12 @@ def with_configured_max_reauth(sessions: DataFrame, config: DataFrame) -> DataFr
             & (F.upper(F.col("mechanism")) == F.col("_p_mechanism")),
             "left",
         )
+        .join(
+            listener_only,
+            (F.col("node_id") == F.col("_o_node"))
+            & (F.upper(F.col("listener")) == F.col("_o_listener")),
+            "left",
+        )
         .join(plain, F.col("node_id") == F.col("_g_node"), "left")
         .join(
             listener_has_override,
@@ -181,16 +198,22 @@ def with_configured_max_reauth(sessions: DataFrame, config: DataFrame) -> DataFr
     value = (
         F.when(F.col("_p_value").isNotNull(), F.col("_p_value"))
         .when(unknown, F.lit(None).cast("long"))
-        .otherwise(F.coalesce(F.col("_g_value"), F.lit(DEFAULT_MAX_REAUTH_MS).cast("long")))
+        .otherwise(
+            F.coalesce(
+                F.col("_o_value"), F.col("_g_value"), F.lit(DEFAULT_MAX_REAUTH_MS).cast("long")
+            )
+        )
     )
     source = (
         F.when(F.col("_p_value").isNotNull(), F.lit("config_listener_mechanism"))
         .when(unknown, F.lit("unknown_mechanism"))
+        .when(F.col("_o_value").isNotNull(), F.lit("config_listener"))
         .when(F.col("_g_value").isNotNull(), F.lit("config"))
         .otherwise(F.lit("default"))
     )
-    helper = ["_p_node", "_p_listener", "_p_mechanism", "_p_value", "_g_node", "_g_value",
-              "_l_node", "_l_listener", "_l_override"]  # fmt: skip
+    helper = ["_p_node", "_p_listener", "_p_mechanism", "_p_value", "_o_node", "_o_listener",
+              "_o_value", "_g_node", "_g_value", "_l_node", "_l_listener",
+              "_l_override"]  # fmt: skip
     return joined.withColumns(
         {"configured_max_reauth_ms": value, "configured_source": source}
     ).drop(*helper)
