@@ -37,7 +37,7 @@ DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 DELTA_CLASSES = ("io.delta.tables.DeltaTable", "org.apache.spark.sql.delta.DeltaLog")
 NATIVE_HOWTO = (
     "add the Delta jars: spark-submit --packages io.delta:delta-spark_4.2_2.13:4.4.1 where Maven "
-    "Central is reachable, or --jars delta-spark_2.13-4.4.1.jar,delta-storage-4.4.1.jar from a "
+    "Central is reachable, or --jars delta-spark_4.2_2.13-4.4.1.jar,delta-storage-4.4.1.jar from a "
     f"local copy, with --conf spark.sql.extensions={DELTA_EXTENSION} --conf "
     "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog"
 )

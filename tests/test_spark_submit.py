@@ -232,13 +232,6 @@ def test_zip_holds_the_project_and_nothing_else(package: dict[str, Path]) -> Non
     assert package["driver"].read_bytes() == (ROOT / "jobs" / "submit.py").read_bytes()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pyproject.toml [tool.setuptools] packages lists jobs, transforms, schemas without "
-    "their subpackages: jobs/simulator/ is left out of the wheel (fix: "
-    "[tool.setuptools.packages.find] include = ['jobs*', 'transforms*', 'schemas*'], then "
-    "remove this mark)",
-)
 def test_wheel_holds_what_the_zip_holds(package: dict[str, Path]) -> None:
     modules = [
         n for n in _zip_names(package["wheel"]) if not n.split("/")[0].endswith(".dist-info")
