@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from jobs.formatting import duration_text
+
 FORMATS = ("table", "markdown", "json", "csv")
 SECTION_CHOICES = ("all", "metrics", "readiness", "findings")
 TITLES = {
@@ -161,12 +163,3 @@ def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
              else row[c] for c in columns]
         )  # fmt: skip
     return buffer.getvalue()
-
-
-def duration_text(ms: int) -> str:
-    """``900000`` -> ``15 min``, ``3600000`` -> ``1 h``, other values in ms."""
-    if ms % 3_600_000 == 0:
-        return f"{ms // 3_600_000} h"
-    if ms % 60_000 == 0:
-        return f"{ms // 60_000} min"
-    return f"{ms} ms"

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from jobs.formatting import duration_text
 from jobs.lake import WriteResult
 from transforms.accounting import BUCKETS
 
@@ -132,7 +133,7 @@ class RunSummary:
             more = len(row["principals_killed"]) - 5
             principals += f" (+{more})" if more > 0 else ""
             lines.append(
-                f"  {_duration(int(row['candidate_ms'])):>10} {row['sessions']:>9} "
+                f"  {duration_text(int(row['candidate_ms'])):>10} {row['sessions']:>9} "
                 f"{row['sessions_killed']:>7} {row['sessions_at_risk_unknown_client']:>8}  "
                 f"{when:<20}  {principals}"
             )
@@ -145,12 +146,3 @@ class RunSummary:
         for row in self.findings:
             lines.append(f"  {row['findings']:>8}  {row['severity']:<8}  {row['rule_id']}")
         return lines
-
-
-def _duration(ms: int) -> str:
-    """``900000`` -> ``15 min``, ``3600000`` -> ``1 h``, else ms."""
-    if ms % 3_600_000 == 0:
-        return f"{ms // 3_600_000} h"
-    if ms % 60_000 == 0:
-        return f"{ms // 60_000} min"
-    return f"{ms} ms"
