@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import logging
 import os
 import platform
 import shutil
@@ -271,6 +272,10 @@ def main() -> None:
     parser.add_argument("--handwritten-size", type=int, default=1_000_000)
     parser.add_argument("--generate-arg", action="append", default=[], help="passed through")
     args = parser.parse_args()
+    # The pipeline's stage lines (start, end, duration) show what dominates.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    for noisy in ("py4j", "pyspark"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     args.work.mkdir(parents=True, exist_ok=True)
     info = machine()
     print(f"machine: {info}", flush=True)

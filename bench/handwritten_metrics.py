@@ -20,7 +20,6 @@ import gzip
 import io
 import json
 import re
-import resource
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -112,6 +111,15 @@ def lake_counts(lake: Path) -> Counter[Key]:
     return counts
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident set (``VmHWM``; ``ru_maxrss`` would report the parent's
+    peak when that was higher at fork, as Linux carries it over)."""
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -124,7 +132,7 @@ def main() -> None:
         "lines": total,
         "seconds": round(took, 2),
         "values": len(counts),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mib(),
         "computed_at": datetime.now(UTC).isoformat(),
     }
     if args.compare_lake is not None:
