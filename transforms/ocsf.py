@@ -348,6 +348,12 @@ def api_activity_events(authz: DataFrame) -> DataFrame:
 
 
 def in_order(events: DataFrame) -> DataFrame:
-    """The events in one partition, ordered by ``time`` then ``metadata.uid`` (deterministic
-    output for one file)."""
-    return events.repartition(1).sortWithinPartitions("time", F.col("metadata.uid"))
+    """The events in one partition, ordered by ``time``, then where they come from (source file,
+    line number), then ``metadata.uid``: deterministic output for one file, and events of one
+    millisecond keep their log order wherever the logs lie."""
+    return events.repartition(1).sortWithinPartitions(
+        "time",
+        F.col("metadata.log_source"),
+        F.col("unmapped.source_line_number"),
+        F.col("metadata.uid"),
+    )
