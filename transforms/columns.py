@@ -15,6 +15,38 @@ def group(text: Column, regex: str, index: int) -> Column:
     return F.nullif(F.regexp_extract(text, regex, index), F.lit(""))
 
 
+#: Separates the groups in ``groups``' one-pass replacement (a control character no log prints).
+_GROUP_SEPARATOR = "\u0001"
+
+
+def groups(text: Column, regex: str, count: int) -> Column:
+    """Groups 1..``count`` of ``regex`` in ``text`` from one regex evaluation; read them with
+    ``group_at``.
+
+    ``regex`` must match the whole text when it matches at all (anchored ``^...$``, or applied
+    to a text that is exactly one match). The text is rewritten to the groups joined by U+0001
+    with ``regexp_replace`` and split again; a text that itself contains U+0001 falls back to
+    one ``regexp_extract`` per group, so ``group_at`` always equals ``group``.
+
+    Returns:
+        array<string> of ``count`` elements ("" for an empty or non-participating group); null
+        when ``text`` is null or does not match. Element ``i`` is group ``i + 1``.
+    """
+    sep = _GROUP_SEPARATOR
+    replacement = sep + sep.join(f"${i}" for i in range(1, count + 1))
+    replaced = F.regexp_replace(text, regex, replacement)
+    one_pass = F.when(replaced.startswith(sep), F.split(F.substring(replaced, 2, 1 << 30), sep))
+    extracted = [F.regexp_extract(text, regex, i) for i in range(1, count + 1)]
+    per_group = F.when(text.rlike(regex), F.array(*extracted))
+    return F.when(text.contains(sep), per_group).otherwise(one_pass)
+
+
+def group_at(found: Column, index: int) -> Column:
+    """Group ``index`` (1-based) of a ``groups`` array: null when the array is null or the group
+    is empty, like ``group``."""
+    return F.nullif(F.get(found, index - 1), F.lit(""))
+
+
 def typed_nulls(schema: StructType, names: Iterable[str]) -> dict[str, Column]:
     """A null column of the type ``schema`` gives each of ``names``, by name.
 

@@ -19,6 +19,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from transforms.columns import group as _group
+from transforms.columns import group_at, groups
 from transforms.kafka_apis import api_key_of
 from transforms.quarantine import Check
 
@@ -27,7 +28,7 @@ HEADER_RE = (
     r" correlationId=(-?\d+)\) -- "
 )
 _CONNECTION_SEP = " from connection "
-_AFTER_CONNECTION_RE = r"(?s)^.* from connection (.*)$"
+_RESPONSE_SEP = ",response:"
 #: The text after `` from connection ``: connection id, then the metrics.
 METRICS_RE = (
     r"^(\S+);totalTime:([^,]*),requestQueueTime:([^,]*),localTime:([^,]*),remoteTime:([^,]*),"
@@ -59,9 +60,12 @@ _FLATTEN_PASSES = 12
 
 
 def split_string_form(body: Column) -> dict[str, Column]:
-    """Intermediate columns to materialise before ``string_fields``: ``_s_tail`` (text after the
-    last `` from connection ``) and ``_s_rest`` (after the header: request, response)."""
-    tail = _group(body, _AFTER_CONNECTION_RE, 1)
+    """Intermediate columns to materialise before ``string_groups``: ``_s_tail`` (text after the
+    last `` from connection ``), ``_s_rest`` (after the header: request, response) and
+    ``_s_head`` (the header). Plain string functions where a regex is not needed: a lazy or
+    backtracking regex over a whole line costs several times more."""
+    tail = F.nullif(F.substring_index(body, _CONNECTION_SEP, -1), F.lit(""))
+    tail = F.when(body.contains(_CONNECTION_SEP), tail)
     before = F.when(
         tail.isNotNull(),
         body.substr(F.lit(1), F.length(body) - F.length(tail) - len(_CONNECTION_SEP)),
@@ -71,17 +75,32 @@ def split_string_form(body: Column) -> dict[str, Column]:
     return {"_s_tail": tail, "_s_rest": rest, "_s_head": F.nullif(header, F.lit(""))}
 
 
-def string_fields(head: Column, rest: Column, tail: Column) -> dict[str, Column]:
-    """Silver columns of the string form from the ``split_string_form`` columns.
+def string_groups(head: Column, tail: Column) -> dict[str, Column]:
+    """The header's and the metrics' regex groups, each regex evaluated once
+    (``transforms.columns.groups``): ``_s_hg`` (HEADER_RE, 4) and ``_s_mg`` (METRICS_RE, 15).
+    Materialise them before ``string_fields`` / ``string_checks``, which read them many times."""
+    return {"_s_hg": groups(head, HEADER_RE, 4), "_s_mg": groups(tail, METRICS_RE, 15)}
+
+
+def _metric(metric_groups: Column, name: str) -> Column:
+    return group_at(metric_groups, _METRIC_NAMES.index(name) + 1)
+
+
+def string_fields(header_groups: Column, metric_groups: Column, rest: Column) -> dict[str, Column]:
+    """Silver columns of the string form from the ``split_string_form`` / ``string_groups``
+    columns.
 
     Returns:
         name -> Column; numbers parsed with ``try_cast`` (null when not a number), the
-        principal verbatim, request/response toString text in request_text / response_text.
+        principal verbatim, request/response toString text in request_text / response_text
+        (text before / after the first ``,response:``; "" when there is none).
     """
-    metrics = {name: _group(tail, METRICS_RE, i) for i, name in enumerate(_METRIC_NAMES, 1)}
+    metrics = {name: _metric(metric_groups, name) for name in _METRIC_NAMES}
     numbers = {silver: metrics[text].try_cast(kind) for text, (silver, kind) in _NUMBERS.items()}
     fields = {name: value for name, value in metrics.items() if not name.startswith("_")}
-    api_key_name = _group(head, HEADER_RE, 1)
+    api_key_name = group_at(header_groups, 1)
+    has_response = rest.contains(_RESPONSE_SEP)
+    after_response = F.instr(rest, _RESPONSE_SEP) + len(_RESPONSE_SEP)
     return (
         fields
         | numbers
@@ -89,17 +108,28 @@ def string_fields(head: Column, rest: Column, tail: Column) -> dict[str, Column]
             "is_forwarded": F.lit(False),
             "api_key_name": api_key_name,
             "api_key": api_key_of(api_key_name),
-            "api_version": _group(head, HEADER_RE, 2).try_cast("int"),
-            "client_id": F.regexp_extract(head, HEADER_RE, 3),
-            "correlation_id": _group(head, HEADER_RE, 4).try_cast("int"),
-            "request_text": F.regexp_extract(rest, r"(?s)^(.*?),response:", 1),
-            "response_text": F.regexp_extract(rest, r"(?s)^.*?,response:(.*)$", 1),
+            "api_version": group_at(header_groups, 2).try_cast("int"),
+            "client_id": F.get(header_groups, 2),
+            "correlation_id": group_at(header_groups, 4).try_cast("int"),
+            "request_text": F.when(has_response, F.substring_index(rest, _RESPONSE_SEP, 1)).when(
+                rest.isNotNull(), F.lit("")
+            ),
+            "response_text": F.when(has_response, rest.substr(after_response, F.length(rest))).when(
+                rest.isNotNull(), F.lit("")
+            ),
         }
     )
 
 
 def string_checks(
-    is_string: Column, body: Column, head: Column, rest: Column, tail: Column
+    is_string: Column,
+    body: Column,
+    *,
+    head: Column,
+    rest: Column,
+    tail: Column,
+    metric_groups: Column,
+    header_groups: Column,
 ) -> list[Check]:
     """Quarantine checks of the string form, in priority order.
 
@@ -109,12 +139,12 @@ def string_checks(
     a metric that is not a number is ``request_wrong_type_<column>``.
     """
     no_head = is_string & head.isNull()
-    metrics_ok = tail.rlike(METRICS_RE)
+    metrics_ok = F.when(tail.isNotNull(), metric_groups.isNotNull())
     checks: list[Check] = [
-        (no_head & ~body.rlike(r"\) -- "), "request_truncated", "cut inside RequestHeader(...)"),
+        (no_head & ~body.contains(") -- "), "request_truncated", "cut inside RequestHeader(...)"),
         (no_head, "request_malformed_header", "RequestHeader(...) -- does not match"),
         (
-            is_string & ~F.coalesce(rest.contains(",response:"), F.lit(False)),
+            is_string & ~F.coalesce(rest.contains(_RESPONSE_SEP), F.lit(False)),
             "request_truncated",
             "no ',response:'",
         ),
@@ -126,18 +156,18 @@ def string_checks(
         ),
         (is_string & ~metrics_ok, "request_malformed_metrics", "metrics do not match"),
         (
-            is_string & _group(head, HEADER_RE, 2).try_cast("int").isNull(),
+            is_string & group_at(header_groups, 2).try_cast("int").isNull(),
             "request_wrong_type_api_version",
             "apiVersion",
         ),
         (
-            is_string & _group(head, HEADER_RE, 4).try_cast("int").isNull(),
+            is_string & group_at(header_groups, 4).try_cast("int").isNull(),
             "request_wrong_type_correlation_id",
             "correlationId",
         ),
     ]
     for text, (silver, kind) in _NUMBERS.items():
-        value = _group(tail, METRICS_RE, _METRIC_NAMES.index(text) + 1)
+        value = _metric(metric_groups, text)
         bad = is_string & value.isNotNull() & value.try_cast(kind).isNull()
         checks.append((bad, f"request_wrong_type_{silver}", F.substring(value, 1, 200)))
     return checks
@@ -147,11 +177,14 @@ def struct_top_level_error_code(text: Column) -> Column:
     """Top-level ``error_code=N`` of a ``Struct.toString`` text (``{error_code=34,...}``).
 
     Nested groups are removed innermost first (12 passes) so that only depth-1 fields remain.
+    When the first field is ``error_code`` it is the top-level code, and the passes are skipped.
 
     Returns:
         int Column; null when the text has no top-level error_code, or for null.
     """
+    top_level = r"(?:^|,)error_code=(-?\d+)(?:,|$)"
     flat = F.regexp_extract(text, r"(?s)^\{(.*)\}$", 1)
+    first_field = _group(flat, r"^error_code=(-?\d+)(?:,|$)", 1)
     for _ in range(_FLATTEN_PASSES):
         flat = F.regexp_replace(flat, _INNERMOST_GROUP_RE, "")
-    return _group(flat, r"(?:^|,)error_code=(-?\d+)(?:,|$)", 1).try_cast("int")
+    return F.coalesce(first_field, _group(flat, top_level, 1)).try_cast("int")

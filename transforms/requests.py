@@ -22,6 +22,7 @@ from transforms.request_string import (
     split_string_form,
     string_checks,
     string_fields,
+    string_groups,
     struct_top_level_error_code,
 )
 from transforms.request_tokens import (
@@ -133,7 +134,15 @@ def _checks(is_json: Column, is_string: Column) -> list[Check]:
             "neither a JSON object nor RequestHeader(...) after 'Completed request:'",
         ),
         *json_checks(is_json, body, c("_j"), c("_jm"), c("_hm")),
-        *string_checks(is_string, body, c("_s_head"), c("_s_rest"), c("_s_tail")),
+        *string_checks(
+            is_string,
+            body,
+            head=c("_s_head"),
+            rest=c("_s_rest"),
+            tail=c("_s_tail"),
+            metric_groups=c("_s_mg"),
+            header_groups=c("_s_hg"),
+        ),
         (
             c("local_ip").isNull(),
             "request_malformed_connection",
@@ -144,8 +153,8 @@ def _checks(is_json: Column, is_string: Column) -> list[Check]:
 
 def _split_forms(bronze: DataFrame) -> DataFrame:
     """bronze + ``_body`` (text after the prefix), log_format, and each form's intermediate
-    columns (``_j``, ``_jm``, ``_hm`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail`` for the
-    string form), computed only for records of that form."""
+    columns (``_j``, ``_jm``, ``_hm`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``,
+    ``_s_mg`` for the string form), computed only for records of that form."""
     c, message = F.col, F.col("message")
     body = F.when(
         message.startswith(PREFIX), message.substr(F.lit(len(PREFIX) + 1), F.length(message))
@@ -158,7 +167,11 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     is_string = c("log_format") == schema.FORMAT_STRING
     split = {name: F.when(is_json, col) for name, col in parsed_json(c("_body")).items()}
     split |= {name: F.when(is_string, col) for name, col in split_string_form(c("_body")).items()}
-    return staged.withColumns(split).withColumn("_hm", header_map(c("_jm")))
+    later = {
+        name: F.when(is_string, col)
+        for name, col in string_groups(c("_s_head"), c("_s_tail")).items()
+    }
+    return staged.withColumns(split).withColumns({"_hm": header_map(c("_jm")), **later})
 
 
 def parse_request_events(bronze: DataFrame) -> DataFrame:
@@ -180,7 +193,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     is_json = c("log_format") == schema.FORMAT_JSON
     is_string = c("log_format") == schema.FORMAT_STRING
     json = json_fields(c("_j"))
-    text = string_fields(c("_s_head"), c("_s_rest"), c("_s_tail"))
+    text = string_fields(c("_s_hg"), c("_s_mg"), c("_s_rest"))
     fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
     fields = fields.withColumns(
         {

@@ -1,0 +1,76 @@
+"""transforms.columns.groups (one regex evaluation for many groups) and the string form's
+top-level error code, each against the slow, obviously right form it replaces."""
+
+from __future__ import annotations
+
+from chispa import assert_df_equality
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from transforms.columns import group, group_at, groups
+from transforms.request_string import HEADER_RE, METRICS_RE, struct_top_level_error_code
+
+TAIL = (
+    "10.0.0.1:9092-10.0.0.2:5000-7;totalTime:1.5,requestQueueTime:0.1,localTime:1.0,"
+    "remoteTime:0.0,throttleTime:0,responseQueueTime:0.1,sendTime:0.2,securityProtocol:SASL_SSL,"
+    "principal:User:CN=a,OU=b,listener:EXTERNAL"
+)
+TEXTS = [
+    TAIL,
+    TAIL + ",clientInformation:ClientInformation(softwareName=apache-kafka-java, "
+    "softwareVersion=2.7.0),temporaryMemoryBytes:12",
+    TAIL.replace("User:CN=a", "User:\u0001odd"),  # the separator itself: the fallback path
+    TAIL.replace("totalTime:1.5", "totalTime:"),  # an empty group
+    "not metrics at all",
+    "",
+    None,
+]
+
+
+def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(TEXTS)], "id int, text string")
+    found = groups(F.col("text"), METRICS_RE, 15)
+    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, 16)])
+    slow = df.select(
+        "id", *[group(F.col("text"), METRICS_RE, i).alias(f"g{i}") for i in range(1, 16)]
+    )
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    matched = df.select("id", found.isNotNull().alias("matched")).orderBy("id")
+    assert [r["matched"] for r in matched.collect()] == [
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    odd = df.where("id = 2").select(group_at(found, 10).alias("principal")).first()
+    assert odd is not None and odd["principal"] == "User:\u0001odd,OU=b"
+
+
+def test_header_groups_on_the_header_match(spark: SparkSession) -> None:
+    head = "RequestHeader(apiKey=FETCH, apiVersion=11, clientId=, correlationId=7) -- "
+    df = spark.createDataFrame([(head,), (None,)], "head string")
+    found = groups(F.col("head"), HEADER_RE, 4)
+    actual = df.select(*[group_at(found, i).alias(f"g{i}") for i in range(1, 5)])
+    expected = spark.createDataFrame(
+        [("FETCH", "11", None, "7"), (None, None, None, None)],
+        "g1 string, g2 string, g3 string, g4 string",
+    )
+    assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_top_level_error_code_first_field_and_nested(spark: SparkSession) -> None:
+    rows = [
+        ("{error_code=34,mechanisms=[]}", 34),
+        ("{error_code=7{x},a=1}", 7),  # not the fast path's shape: flattened first
+        ("{throttle_time_ms=0,responses=[{error_code=5}],error_code=0}", 0),
+        ("{responses=[{error_code=5,partitions=[{error_code=6}]}]}", None),
+        ("{error_code=34,mechanisms=[]", None),  # cut: no closing brace
+        ("error_code=3", None),
+        (None, None),
+    ]
+    df = spark.createDataFrame(rows, "text string, expected int")
+    actual = df.select("text", struct_top_level_error_code(F.col("text")).alias("expected"))
+    assert_df_equality(actual, df, ignore_nullable=True)
