@@ -15,8 +15,9 @@ A sampler thread records peak resident memory every 0.25 s: the driver's Python 
 JVM (driver and, in local mode, executors) and the Python workers Spark starts (UDFs, the
 embedded Delta writer). The hand-written single-process Python comparison
 (``bench/handwritten_metrics.py``) runs on the ``--handwritten-size`` corpus; its metric values
-are checked against the lake's ``security_metrics``. Results: a markdown table on stdout and
-JSON in ``--work/results.json``.
+are checked against the lake's ``security_metrics``. Each lake is compared with its corpus's
+ground truth (``bench/truth_check.py``: security_metrics, findings, token lifecycles).
+Results: a markdown table on stdout and JSON in ``--work/results.json``.
 """
 
 from __future__ import annotations
@@ -126,6 +127,11 @@ class SizeResult:
     balanced: bool
     peaks_mib: dict[str, float]
     tables: dict[str, int] = field(default_factory=dict)
+    truth: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def equals_truth(self) -> bool:
+        """Every compared table has no row only in the truth or only in the lake."""
+        return all(t["only_truth"] == t["only_lake"] == 0 for t in self.truth.values())
 
 
 def jvm_pid(spark: SparkSession) -> int:
@@ -214,6 +220,14 @@ def handwritten(corpus: Path, lake: Path) -> dict[str, Any]:
     return result
 
 
+def truth_check(corpus: Path, lake: Path) -> dict[str, dict[str, int]]:
+    """The lake against the corpus's ground truth (``bench/truth_check.py``, its own process)."""
+    command = [sys.executable, str(ROOT / "bench" / "truth_check.py"), str(corpus), str(lake)]
+    done = subprocess.run(command, check=False, cwd=ROOT, capture_output=True, text=True)
+    report: dict[str, dict[str, int]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
 def machine() -> dict[str, Any]:
     java = subprocess.run(
         [str(Path(os.environ.get("JAVA_HOME", "/usr")) / "bin" / "java"), "-version"],
@@ -234,15 +248,17 @@ def machine() -> dict[str, Any]:
 def table(results: list[SizeResult], hand: dict[str, Any] | None) -> str:
     rows = [
         "| lines | files | MB | generate s | bare read+parse s | pipeline s | lines/s | "
-        "pipeline / bare | driver Python MiB | JVM MiB | Python workers MiB | engine |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "pipeline / bare | driver Python MiB | JVM MiB | Python workers MiB | engine | "
+        "equals truth |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in results:
         rows.append(
             f"| {r.lines:,} | {r.files} | {r.bytes / 1e6:,.0f} | {r.generate_s:.0f} | "
             f"{r.bare_s:.1f} | {r.pipeline_s:.0f} | {r.lines / r.pipeline_s:,.0f} | "
             f"{r.pipeline_s / r.bare_s:.1f} | {r.peaks_mib['driver_python']:.0f} | "
-            f"{r.peaks_mib['jvm']:.0f} | {r.peaks_mib['python_workers']:.0f} | {r.engine} |"
+            f"{r.peaks_mib['jvm']:.0f} | {r.peaks_mib['python_workers']:.0f} | {r.engine} | "
+            f"{'yes' if r.equals_truth() else 'NO'} |"
         )
     if len(results) >= 2:
         small, big = results[0], results[-1]
@@ -313,6 +329,7 @@ def main() -> None:
             balanced=summary.balanced,
             peaks_mib={k: v / MIB for k, v in asdict(peaks).items()},
             tables={t.table: t.rows_written or 0 for t in summary.tables},
+            truth=truth_check(corpus, args.work / f"lake-{size}"),
         )
         results.append(result)
         print(json.dumps(asdict(result)), flush=True)
