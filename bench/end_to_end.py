@@ -4,7 +4,10 @@ read + parse of the same files, at 1M and 10M lines.
     .venv/bin/python bench/end_to_end.py --sizes 1000000 10000000 --work /tmp/bench-e2e
 
 For each size: ``kafka-audit generate`` writes a corpus (kept under ``--work`` and reused when
-its parameters match), then, in ONE Spark session (the job's own settings, ``local[2]``):
+its parameters match; each log rotated every ``--rotate-lines`` lines, 100,000 by default:
+Kafka's own log4j configuration rolls the request log every hour, so a busy broker's day is
+many files of this size, not one), then, in ONE Spark session (the job's own settings,
+``local[2]``):
 
 * **bare read + parse**: ``spark.read.text`` of every file, one regex for the log4j prefix,
   ``from_json`` of the request-log JSON, written as Parquet: the least any pipeline must do;
@@ -286,6 +289,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--handwritten-size", type=int, default=1_000_000)
+    parser.add_argument(
+        "--rotate-lines",
+        type=int,
+        default=100_000,
+        help="rotate each generated log after N lines, as Kafka's hourly request-log appender "
+        "does (0: one file per stream)",
+    )
     parser.add_argument("--generate-arg", action="append", default=[], help="passed through")
     args = parser.parse_args()
     # The pipeline's stage lines (start, end, duration) show what dominates.
@@ -300,7 +310,8 @@ def main() -> None:
     for size in args.sizes:
         corpus = args.work / f"corpus-{size}"
         print(f"generating {size:,} lines into {corpus}", flush=True)
-        corpora[size] = corpus, generate(corpus, size, args.seed, args.generate_arg)
+        extra = ["--rotate-lines", str(args.rotate_lines), *args.generate_arg]
+        corpora[size] = corpus, generate(corpus, size, args.seed, extra)
 
     spark = build_session("bench-end-to-end", args.master)
     sampler = MemorySampler(jvm_pid(spark))
