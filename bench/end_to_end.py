@@ -133,8 +133,10 @@ class SizeResult:
     truth: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def equals_truth(self) -> bool:
-        """Every compared table has no row only in the truth or only in the lake."""
-        return all(t["only_truth"] == t["only_lake"] == 0 for t in self.truth.values())
+        """Tables were compared, and none has a row only in the truth or only in the lake."""
+        return bool(self.truth) and all(
+            t["only_truth"] == t["only_lake"] == 0 for t in self.truth.values()
+        )
 
 
 def jvm_pid(spark: SparkSession) -> int:
