@@ -63,7 +63,9 @@ def _parser() -> argparse.ArgumentParser:
         "--engine", choices=["auto", "native", "embedded"], help="Delta engine (default: auto)"
     )
     run.add_argument("--time-zone", help="zone of the log4j timestamps of --input files")
-    run.add_argument("--run-id", help="run id; reuse it to make a retried run's commits no-ops")
+    run.add_argument(
+        "--run-id", help="run id, recorded in every row and commit (default: a new one)"
+    )
     run.add_argument("--master", help="Spark master when running outside spark-submit")
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument(

@@ -77,7 +77,8 @@ class RunConfig:
         lake: root folder (or URI) of the Delta tables.
         start / end: the run window [start, end) in UTC, whole days; None = all records.
         engine: ``auto``, ``native`` (delta-spark) or ``embedded`` (delta-rs).
-        run_id: identifies the run; reusing it makes already-committed writes no-ops.
+        run_id: identifies the run in every row (``run_id``) and commit; reruns converge
+            whatever the ids (docs/reruns.md).
         master: Spark master when the job builds its own session (None = keep spark-submit's).
         spark_conf: extra Spark settings.
         fingerprint_key_env / fingerprint_key_file: the fingerprint key by reference

@@ -1,9 +1,10 @@
 """Gold: the audit replays (KIP-368, KIP-48, KIP-590, KIP-801, KIP-507) on top of silver.
 
 Each area has a builder ``build(context) -> GoldOutput`` (``jobs.gold_*``): it plans its gold
-tables, its findings and any extra ``security_metrics`` rows from the run's silver frames, the
-nodes' configuration and, for state carried across runs, the lake's previous snapshot. This
-module lists the builders and stacks their outputs; ``jobs.pipeline`` writes them.
+tables, its findings and any extra ``security_metrics`` rows from the lake's silver and the
+nodes' configuration, and from nothing else: gold is a pure function of silver, rewritten
+whole by every run (docs/reruns.md). This module lists the builders and stacks their outputs;
+``jobs.pipeline`` writes them.
 """
 
 from __future__ import annotations
@@ -26,18 +27,19 @@ class GoldContext:
 
     Attributes:
         spark: the session.
-        silver: the run's silver frames by table name (``transforms.silver.SILVER_TABLES``),
-            limited to the run window.
-        bronze: the run's ``raw_lines`` rows (secrets already fingerprinted).
+        silver: the lake's silver tables by name (``transforms.silver.SILVER_TABLES``), every
+            day the lake covers (this run's days just replaced).
+        bronze: the lake's ``raw_lines`` rows (secrets already fingerprinted).
         node_properties: ``schemas.node_properties.NODE_PROPERTIES`` rows of the nodes' configs.
         config: the run's configuration (window, ``rules``, run id).
-        previous: reads a gold table's snapshot as it was before this run
-            ``(table, schema) -> DataFrame`` (empty when the table does not exist yet).
         token_secret: the cluster's delegation-token secret, when given by reference; never
             written anywhere.
         fingerprint_key: the lake's fingerprint key (``jobs.secrets``): fingerprints computed
             in gold compare with those of silver (``transforms.redaction``).
-        as_of: the end of the evidence: the run window's end, else the latest event time.
+        window: the span of the lake's evidence ``(start, end)`` in UTC
+            (``jobs.coverage.evidence_window``): from the midnight of the first day a run
+            window covered to the midnight after the last; None = the earliest / latest event
+            time in silver.
     """
 
     spark: SparkSession
@@ -45,10 +47,14 @@ class GoldContext:
     bronze: DataFrame
     node_properties: DataFrame
     config: RunConfig
-    previous: Callable[[str, StructType], DataFrame]
     token_secret: bytes | None = None
     fingerprint_key: bytes | None = None
-    as_of: datetime | None = None
+    window: tuple[datetime | None, datetime | None] = (None, None)
+
+    @property
+    def as_of(self) -> datetime | None:
+        """The end of the evidence, as of which open sessions and live tokens are stated."""
+        return self.window[1]
 
 
 @dataclass(frozen=True)
@@ -57,16 +63,13 @@ class GoldTable:
 
     Attributes:
         name / schema / partition_by: the table (``schemas/``).
-        df: its rows for this run.
-        replace_all: True for tables merged on a key in Spark (the whole table is rewritten
-            in one commit: MERGE semantics); False = the run's date partitions are replaced.
+        df: all its rows (every run rewrites every gold table whole, in one commit).
     """
 
     name: str
     df: DataFrame
     schema: StructType
     partition_by: tuple[str, ...]
-    replace_all: bool = False
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DateType, StructField, StructType
 
 from jobs.config import area_rules
 from jobs.gold import GoldContext, GoldOutput, GoldTable
@@ -51,16 +50,6 @@ def _explain(template: str, *columns: str) -> Column:
     return F.format_string(
         template, *[F.coalesce(F.col(c).cast("string"), F.lit("-")) for c in columns]
     )
-
-
-def replaced_dates(context: GoldContext) -> DataFrame:
-    """event_date (date): the partitions this run replaces (the window's days, else the
-    bronze dates), so that earlier rows are read only from the other dates."""
-    schema = StructType([StructField("event_date", DateType(), True)])
-    window = context.config.window_dates()
-    if window is not None:
-        return context.spark.createDataFrame([(d,) for d in window], schema)
-    return context.bronze.select(F.col("log_date").cast("date").alias("event_date")).distinct()
 
 
 def _findings(
@@ -133,8 +122,8 @@ def build(context: GoldContext) -> GoldOutput:
     """Plan the 'connect' area: both tables and every ``connect.*`` finding (KIP-507).
 
     Reads ``context.silver['connect_requests']``, ``context.node_properties`` (role
-    'connect'), ``context.bronze`` (dates and node activity) and the previous
-    ``connect_session_keys`` snapshot; ``[rules.connect]`` as :class:`ConnectRules`.
+    'connect') and ``context.bronze`` (node activity); ``[rules.connect]`` as
+    :class:`ConnectRules`.
 
     Raises:
         ConfigError: an unknown or mistyped ``[rules.connect]`` key.
@@ -151,8 +140,9 @@ def build(context: GoldContext) -> GoldOutput:
     session_keys = signing.session_key_rotations(
         requests,
         context.node_properties,
-        context.previous(sk.TABLE_NAME, sk.CONNECT_SESSION_KEYS),
-        replaced_dates(context),
+        # Every update's predecessor is in the lake's silver: no earlier row is read.
+        context.spark.createDataFrame([], sk.CONNECT_SESSION_KEYS),
+        context.spark.createDataFrame([], "event_date date"),
         tolerance_ms=rules.rotation_tolerance_ms,
         run_id=run_id,
     )

@@ -55,7 +55,7 @@ def build(context: GoldContext) -> GoldOutput:
     (medium), and the forwarding metrics.
 
     Reads ``context.silver['request_events']`` and ``['authz_decisions']``,
-    ``context.node_properties`` (``process.roles``), the run window, and
+    ``context.node_properties`` (``process.roles``), the lake's evidence window, and
     ``[rules.forwarding]`` as :class:`ForwardingRules`.
 
     Raises:
@@ -67,7 +67,7 @@ def build(context: GoldContext) -> GoldOutput:
         context.silver[request_events.TABLE_NAME],
         context.node_properties,
         tolerance_ms=rules.pairing_tolerance_ms,
-        window=(context.config.start, context.config.end),
+        window=context.window,
         run_id=run_id,
     )
     denied = to_findings(

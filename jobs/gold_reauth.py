@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
-from pyspark.sql import functions as F
 
 from jobs.config import area_rules
 from jobs.errors import ConfigError
@@ -69,24 +68,19 @@ def rules_of(context: GoldContext) -> ReauthRules:
 def build(context: GoldContext) -> GoldOutput:
     """Plan the KIP-368 replay for the run (``transforms.reauth*``).
 
-    Reads silver ``auth_events`` and ``request_events``, the nodes' ``connections.max.reauth.ms``
-    and ``listeners``, and the previous run's ``reauth_sessions`` still open at its end.
+    Reads silver ``auth_events`` and ``request_events`` (every day of the lake) and the nodes'
+    ``connections.max.reauth.ms`` and ``listeners``. Sessions that cross midnight are replayed
+    whole from silver: no session is continued from an earlier run's rows.
     """
     rules = rules_of(context)
     run_id = context.config.run_id
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
-    previous = context.previous(sessions_schema.TABLE_NAME, sessions_schema.REAUTH_SESSIONS)
-    previous_open = previous.where(F.col("outcome") == "open_at_window_end")
-    if context.config.start is not None:
-        previous_open = previous_open.where(
-            F.col("activity_date") < F.lit(context.config.start.date())
-        )
     result = replay(
         auth,
         requests,
         context.node_properties,
-        previous_open,
+        context.spark.createDataFrame([], sessions_schema.REAUTH_SESSIONS),
         capabilities_frame(context.spark, rules.capabilities),
         windows=ReplayWindows(rules.handshake_max_gap_ms, rules.pairing_window_ms, rules.idle_ms),
         as_of=context.as_of,

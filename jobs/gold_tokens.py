@@ -1,9 +1,9 @@
 """Gold area 'tokens': KIP-48 delegation-token lifecycles, their findings and HMAC checks.
 
-Reads silver ``token_events``, the nodes' ``delegation.token.*`` properties, the previous
-``token_lifecycle`` snapshot and ``[rules.tokens]`` (``TokenRules``); plans the key-merged
-``token_lifecycle`` table (rewritten whole: previous rows + this run's events, so a re-run
-gives the same table) and the ``tokens.*`` findings (docs/rules-tokens.md).
+Reads silver ``token_events`` (every day of the lake), the nodes' ``delegation.token.*``
+properties and ``[rules.tokens]`` (``TokenRules``); plans the ``token_lifecycle`` table (one
+row per token, replayed from its whole history in silver, so a re-run gives the same table)
+and the ``tokens.*`` findings (docs/rules-tokens.md).
 """
 
 from __future__ import annotations
@@ -76,11 +76,11 @@ def build(context: GoldContext) -> GoldOutput:
     run_id = context.config.run_id
     events = context.silver["token_events"]
     config = token_config(context.node_properties)
-    previous = context.previous(tl.TABLE_NAME, tl.TOKEN_LIFECYCLE)
     mode = None if rules.metadata_mode == "auto" else rules.metadata_mode
     # The table and every rule read the replay: computed once (tiny: one row per token).
+    # Every token's whole history is replayed from silver: no earlier lifecycle row is merged.
     replayed = replay_lifecycle(
-        previous,
+        context.spark.createDataFrame([], tl.TOKEN_LIFECYCLE),
         events,
         config,
         as_of=context.as_of,
@@ -112,6 +112,5 @@ def build(context: GoldContext) -> GoldOutput:
         df=lifecycle,
         schema=tl.TOKEN_LIFECYCLE,
         partition_by=tl.PARTITION_COLUMNS,
-        replace_all=True,
     )
     return GoldOutput(tables=(table,), findings=tuple(findings), cached=(replayed,))

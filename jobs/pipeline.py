@@ -1,6 +1,11 @@
 """The pipeline: raw log files -> bronze -> silver (+ quarantine) -> gold, into Delta tables.
 
 ``build_frames`` is the lazy plan (shared with ``kafka-audit parse``); ``run`` writes it.
+
+Reruns converge (docs/reruns.md): bronze, silver and quarantine replace the run's date
+partitions; ``run_coverage`` records the days; gold is then recomputed from the lake's whole
+silver and rewritten whole, so it is a pure function of the lake's silver, whatever the
+order, size or repetition of the runs that built it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from jobs.config import RunConfig
+from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.gold import Gold, GoldContext, build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, discover_sources, node_property_rows
@@ -32,6 +38,7 @@ from schemas import (
     quarantine,
     raw_lines,
     reauth_readiness,
+    run_coverage,
     security_metrics,
 )
 from schemas.findings import SEVERITIES
@@ -54,7 +61,6 @@ class Frames:
     bronze: DataFrame
     silver: dict[str, DataFrame]
     quarantine: DataFrame
-    security_metrics: DataFrame
     cached: tuple[DataFrame, ...]
 
 
@@ -95,9 +101,6 @@ def build_frames(
         bronze=bronze,
         silver=silver,
         quarantine=quarantine_of(outputs),
-        security_metrics=compute_security_metrics(
-            silver[auth_events.TABLE_NAME], silver[authz_decisions.TABLE_NAME], config.run_id
-        ),
         cached=(numbered, folded, records, bronze, *[output for _, output in outputs]),
     )
 
@@ -112,16 +115,16 @@ def replaced_dates(frames: Frames, config: RunConfig) -> list[date | None]:
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
+Plan = list[tuple[DataFrame, str, StructType, Sequence[str]]]
+
+
 def _write_all(
-    lake: Lake,
-    plan: list[tuple[DataFrame, str, StructType, Sequence[str], bool]],
-    dates: list[date | None],
-    run_id: str,
+    lake: Lake, plan: Plan, dates: list[date | None] | None, app_id: str
 ) -> list[WriteResult]:
-    """Write each (frame, table, schema, partition columns, replace_all) in one commit."""
-    app_id = f"kafka-security-audit:{run_id}"
+    """Write each (frame, table, schema, partition columns) in one commit: replacing the date
+    partitions ``dates``, or the whole table when ``dates`` is None."""
     results = []
-    for df, table, schema, partition_by, replace_all in plan:
+    for df, table, schema, partition_by in plan:
         log.info("writing %s", table)
         results.append(
             lake.write(
@@ -129,42 +132,45 @@ def _write_all(
                 table,
                 schema=schema,
                 partition_by=partition_by,
-                replace_partitions=None if replace_all else dates,
-                replace_all=replace_all,
+                replace_partitions=dates,
+                replace_all=dates is None,
                 app_id=app_id,
             )
         )
     return results
 
 
-def silver_plan(frames: Frames) -> list[tuple[DataFrame, str, StructType, Sequence[str], bool]]:
-    """Bronze, silver and quarantine: written before gold, which reads them back."""
+def silver_plan(frames: Frames, coverage: DataFrame) -> Plan:
+    """Bronze, silver, quarantine and the run's ``run_coverage`` rows: the run's date
+    partitions, written before gold, which reads them back."""
     return [
-        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS,
-         False),
+        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
         *[
-            (frames.silver[name], name, schema, partition, False)
+            (frames.silver[name], name, schema, partition)
             for name, (schema, partition) in SILVER_TABLES.items()
         ],
         (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
-         quarantine.PARTITION_COLUMNS, False),
+         quarantine.PARTITION_COLUMNS),
+        (coverage, run_coverage.TABLE_NAME, run_coverage.RUN_COVERAGE,
+         run_coverage.PARTITION_COLUMNS),
     ]  # fmt: skip
 
 
-def gold_plan(
-    frames: Frames, gold: Gold
-) -> list[tuple[DataFrame, str, StructType, Sequence[str], bool]]:
-    """The gold builders' tables, security_metrics (silver counts + the builders' metrics) and
-    the findings of every builder."""
-    metrics = frames.security_metrics
+def gold_plan(context: GoldContext, gold: Gold) -> Plan:
+    """Every gold table, rewritten whole: the builders' tables, security_metrics (the lake's
+    silver counts + the builders' metrics) and the findings of every builder."""
+    metrics = compute_security_metrics(
+        context.silver[auth_events.TABLE_NAME],
+        context.silver[authz_decisions.TABLE_NAME],
+        context.config.run_id,
+    )
     if gold.metrics is not None:
         metrics = metrics.unionByName(gold.metrics)
     return [
-        *[(t.df, t.name, t.schema, t.partition_by, t.replace_all) for t in gold.tables],
+        *[(t.df, t.name, t.schema, t.partition_by) for t in gold.tables],
         (metrics, security_metrics.TABLE_NAME, security_metrics.SECURITY_METRICS,
-         security_metrics.PARTITION_COLUMNS, False),
-        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS,
-         False),
+         security_metrics.PARTITION_COLUMNS),
+        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS),
     ]  # fmt: skip
 
 
@@ -186,32 +192,27 @@ def written(
 
 
 def gold_context(
-    lake: Lake,
-    sources: Sequence[SourceFile],
-    config: RunConfig,
-    key: bytes,
-    dates: list[date | None],
+    lake: Lake, sources: Sequence[SourceFile], config: RunConfig, key: bytes
 ) -> GoldContext:
-    """The gold builders' inputs: silver, bronze, the nodes' properties (secret values
-    dropped), the lake's previous snapshots, the token secret by reference, the window's end."""
+    """The gold builders' inputs: the lake's whole silver and bronze (every run's days, this
+    one's included), the nodes' properties (secret values dropped), the token secret by
+    reference, and the span of the lake's evidence (``jobs.coverage.evidence_window``).
+
+    Gold reads no earlier gold: state that crosses days (sessions, token histories, session
+    keys) is replayed from silver each run, so it cannot be applied twice (docs/reruns.md).
+    """
     spark = lake.spark
     node_properties = spark.createDataFrame(node_property_rows(sources), NODE_PROPERTIES)
     configs = [s.config.properties for s in sources if s.config is not None]
     return GoldContext(
         spark=spark,
-        silver={
-            name: written(lake, name, schema, partition[0], dates)
-            for name, (schema, partition) in SILVER_TABLES.items()
-        },
-        bronze=written(
-            lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS[0], dates
-        ),
+        silver={name: lake.read(name, schema) for name, (schema, _) in SILVER_TABLES.items()},
+        bronze=lake.read(raw_lines.TABLE_NAME, raw_lines.RAW_LINES),
         node_properties=node_properties,
         config=config,
-        previous=lake.read,
         token_secret=token_secret(config.token_secret_env, config.token_secret_file, configs),
         fingerprint_key=key,
-        as_of=config.end,
+        window=evidence_window(lake),
     )
 
 
@@ -294,10 +295,13 @@ def _run(
     stages.stage("bronze and silver: parse, write")
     frames = build_frames(spark, sources, config, key)
     dates = replaced_dates(frames, config)
-    results = _write_all(lake, silver_plan(frames), dates, config.run_id)
+    app_id = attempt_app_id(config.run_id)
+    coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
+    results = _write_all(lake, silver_plan(frames, coverage), dates, app_id)
     stages.stage("gold: replay rules, write")
-    gold = build_gold(gold_context(lake, sources, config, key, dates))
-    results += _write_all(lake, gold_plan(frames, gold), dates, config.run_id)
+    context = gold_context(lake, sources, config, key)
+    gold = build_gold(context)
+    results += _write_all(lake, gold_plan(context, gold), None, app_id)
     stages.stage("accounting and summary")
     accounting = line_accounting(
         frames.numbered,

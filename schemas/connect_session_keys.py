@@ -41,8 +41,8 @@ CONNECT_SESSION_KEYS = StructType(
         StructField("worker_group_id", StringType(), True),
         # UTC time of the 'Session key updated' line.
         StructField("updated_ts", TimestampType(), False),
-        # UTC time of the worker's previous 'Session key updated' line (this run or an earlier
-        # date of the table); null for the first one seen.
+        # UTC time of the worker's previous 'Session key updated' line in the lake's silver;
+        # null for the first one seen.
         StructField("previous_updated_ts", TimestampType(), True),
         # updated_ts - previous_updated_ts, ms.
         StructField("interval_ms", LongType(), True),

@@ -2,9 +2,10 @@
 
 A session starts at a connection's first authentication and at each successful
 re-authentication; it ends re-authenticated, killed (``Disconnecting expired channel``),
-with a failed re-authentication, closed, or still open at the end of the run's evidence.
-``transforms.reauth_sessions`` builds it; ``session_id`` is deterministic, so a session that
-crosses a run boundary keeps its id: its row in a later partition is its later state.
+with a failed re-authentication, closed, or still open at the end of the lake's evidence.
+``transforms.reauth_sessions`` builds it from the lake's whole silver on every run
+(docs/reruns.md): a session that crosses midnight has one row, in its start date's partition;
+``session_id`` is deterministic.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ REAUTH_SESSIONS = StructType(
         # re-authentication, kill...).
         StructField("evidence", ArrayType(EVIDENCE_POSITION, True), False),
         StructField("run_id", StringType(), False),
-        # UTC date of the session's first evidence in this run; partition column.
+        # UTC date of the session's first evidence (its start); partition column.
         StructField("activity_date", DateType(), True),
     ]
 )

@@ -1,10 +1,10 @@
-"""gold.token_lifecycle: one row per delegation token (KIP-48), carried across runs.
+"""gold.token_lifecycle: one row per delegation token (KIP-48), over every day of the lake.
 
-Key-merged (``GoldTable(replace_all=True)``, unpartitioned): each run rewrites the table from
-the previous snapshot and the run's ``token_events``. A row keeps its token's whole history
-(``history``), and every derived column is recomputed from that history on each run, so an
-event already folded in is never applied twice (history entries are unique per
-``(source_path, line_number, operation)``) and re-running a day leaves the table unchanged.
+Unpartitioned; each run rewrites the table from the lake's whole silver ``token_events``
+(docs/reruns.md). A row keeps its token's whole history (``history``), and every derived
+column is recomputed from that history, so an event is never applied twice (history entries
+are unique per ``(source_path, line_number, operation)``) and re-running a day leaves the
+table unchanged.
 See ``transforms.token_lifecycle`` and docs/rules-tokens.md.
 """
 

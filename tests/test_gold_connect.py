@@ -13,15 +13,14 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 from pyspark.testing import assertDataFrameEqual
 
 from jobs.config import RunConfig, SourceSpec
 from jobs.errors import ConfigError
 from jobs.gold import GoldContext
-from jobs.gold_connect import build, replaced_dates
+from jobs.gold_connect import build
 from schemas.connect_internal_requests import CONNECT_INTERNAL_REQUESTS
 from schemas.connect_session_keys import CONNECT_SESSION_KEYS
 from schemas.findings import FINDINGS
@@ -35,7 +34,6 @@ from tests.test_connect_signing import (
     DISABLED,
     SCENARIO,
     at,
-    bronze_of,
     properties,
     silver,
 )
@@ -75,16 +73,12 @@ def context(
         spark,
     )  # fmt: skip
 
-    def previous(table: str, schema: StructType) -> DataFrame:
-        return spark.createDataFrame([], schema)
-
     return GoldContext(
         spark=spark,
         silver={"connect_requests": requests},
         bronze=bronze,
         node_properties=config,
         config=RunConfig(sources=(SourceSpec("x"),), lake=str(tmp_path), run_id="r", rules=rules),
-        previous=previous,
     )
 
 
@@ -92,9 +86,9 @@ def test_build_gives_the_tables_and_exactly_the_expected_findings(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     output = build(context(spark, tmp_path, {}))
-    assert [(t.name, t.schema, t.partition_by, t.replace_all) for t in output.tables] == [
-        ("connect_internal_requests", CONNECT_INTERNAL_REQUESTS, ("event_date",), False),
-        ("connect_session_keys", CONNECT_SESSION_KEYS, ("event_date",), False),
+    assert [(t.name, t.schema, t.partition_by) for t in output.tables] == [
+        ("connect_internal_requests", CONNECT_INTERNAL_REQUESTS, ("event_date",)),
+        ("connect_session_keys", CONNECT_SESSION_KEYS, ("event_date",)),
     ]
     assert output.metrics == ()
     findings = output.findings[0]
@@ -183,30 +177,6 @@ def test_rules_connect_keys_are_validated(
         bronze=empty,
         node_properties=spark.createDataFrame([], NODE_PROPERTIES),
         config=config,
-        previous=lambda table, schema: spark.createDataFrame([], schema),
     )
     with pytest.raises(ConfigError, match=message):
         build(bare)
-
-
-def test_replaced_dates_are_the_window_days_else_the_bronze_dates(
-    spark: SparkSession, tmp_path: Path
-) -> None:
-    day = dt.datetime(2026, 11, 20, tzinfo=dt.UTC)
-    bronze = bronze_of(spark, [key_updated(at(9, 0)), key_updated(at(10, 0))])
-    windowed = RunConfig(
-        sources=(SourceSpec("x"),), lake=str(tmp_path), start=day, end=day + dt.timedelta(days=2)
-    )
-    unbounded = RunConfig(sources=(SourceSpec("x"),), lake=str(tmp_path))
-    dates = []
-    for config in (windowed, unbounded):
-        ctx = GoldContext(
-            spark=spark,
-            silver={},
-            bronze=bronze,
-            node_properties=spark.createDataFrame([], NODE_PROPERTIES),
-            config=config,
-            previous=lambda table, schema: spark.createDataFrame([], schema),
-        )
-        dates.append(sorted(row["event_date"] for row in replaced_dates(ctx).collect()))
-    assert dates == [[dt.date(2026, 11, 20), dt.date(2026, 11, 21)], [dt.date(2026, 11, 20)]]

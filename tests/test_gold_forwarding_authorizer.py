@@ -91,7 +91,6 @@ def context(spark: SparkSession, tmp_path: Path, samples_dir: Path) -> GoldConte
         bronze=bronze(spark, server_lines()),
         node_properties=nodes,
         config=config,
-        previous=previous,
     )
 
 
@@ -101,9 +100,9 @@ def test_build_findings_are_exactly_the_expected_set(
     gold = build_gold(
         context(spark, tmp_path, samples_dir), [gold_forwarding.build, gold_authorizer.build]
     )
-    assert [(t.name, t.schema, t.partition_by, t.replace_all) for t in gold.tables] == [
-        ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",), False),
-        ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",), False),
+    assert [(t.name, t.schema, t.partition_by) for t in gold.tables] == [
+        ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",)),
+        ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",)),
     ]
     columns = ("rule_id", "kip", "severity", "subject_type", "subject", "discriminator",
                "node_id", "count", "first_seen_ts", "last_seen_ts")  # fmt: skip
@@ -163,6 +162,6 @@ def test_unknown_rules_key_is_a_config_error(spark: SparkSession, tmp_path: Path
     )  # fmt: skip
     empty = spark.createDataFrame([], NODE_PROPERTIES)
     bad = GoldContext(spark=spark, silver={}, bronze=empty, node_properties=empty, config=config,
-                      previous=lambda t, s: spark.createDataFrame([], s))  # fmt: skip
+                      )  # fmt: skip
     with pytest.raises(ConfigError, match="pairing_tolerance_ms"):
         gold_forwarding.build(bad)

@@ -42,14 +42,13 @@ def test_build_plans_the_lifecycle_and_findings(spark: SparkSession, tmp_path: P
         bronze=spark.createDataFrame([], RAW_LINES),
         node_properties=spark.createDataFrame(props, NODE_PROPERTIES),
         config=config,
-        previous=lambda table, schema: spark.createDataFrame([], schema),
         token_secret=SECRET,
-        as_of=utc(T0 + DAY // 2),
+        window=(None, utc(T0 + DAY // 2)),
         fingerprint_key=FP_KEY,
     )
     output = build(context)
-    assert [(t.name, t.schema, t.partition_by, t.replace_all) for t in output.tables] == [
-        ("token_lifecycle", TOKEN_LIFECYCLE, (), True)
+    assert [(t.name, t.schema, t.partition_by) for t in output.tables] == [
+        ("token_lifecycle", TOKEN_LIFECYCLE, ())
     ]
     lifecycle = output.tables[0].df.select(
         "token_key",
