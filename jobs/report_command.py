@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from jobs.formatting import duration_text
+from jobs.neutralize import csv_cell, markdown, terminal
 
 FORMATS = ("table", "markdown", "json", "csv")
 SECTION_CHOICES = ("all", "metrics", "readiness", "findings")
@@ -94,23 +95,27 @@ def render(report: dict[str, list[dict[str, Any]]], fmt: str, window: str, lake:
         return _csv(rows, SHOWN[name] if not rows else tuple(rows[0]))
     from tabulate import tabulate  # noqa: PLC0415  (keeps the CLI's --help fast)
 
-    markdown = fmt == "markdown"
-    parts = [f"# kafka-audit report\n\nlake `{lake}`, {window}" if markdown
-             else f"kafka-audit report: lake {lake}, {window}"]  # fmt: skip
+    is_markdown = fmt == "markdown"
+    # Every value comes from the logs or the user: neutralized for where it is shown.
+    safe = markdown if is_markdown else terminal
+    lake_text = terminal(lake)
+    parts = [f"# kafka-audit report\n\nlake `{lake_text.replace('`', chr(39))}`, {window}"
+             if is_markdown
+             else f"kafka-audit report: lake {lake_text}, {window}"]  # fmt: skip
     for name, rows in report.items():
-        title = f"## {TITLES[name]}" if markdown else TITLES[name]
+        title = f"## {TITLES[name]}" if is_markdown else TITLES[name]
         if not rows:
-            parts.append(f"{title}\n\n{'_none_' if markdown else '(none)'}")
+            parts.append(f"{title}\n\n{'_none_' if is_markdown else '(none)'}")
             continue
-        cells = [_display(name, row) for row in rows]
+        cells = [{k: safe(v) for k, v in _display(name, row).items()} for row in rows]
         columns = [c for c in SHOWN[name] if any(r[c] not in (None, "") for r in cells)]
         text = tabulate(
             [[r[c] for c in columns] for r in cells],
             headers=[c.replace("_", " ") for c in columns],
-            tablefmt="github" if markdown else "simple",
+            tablefmt="github" if is_markdown else "simple",
             disable_numparse=True,
             colalign=["right" if c in NUMERIC else "left" for c in columns],
-            maxcolwidths=None if markdown else [
+            maxcolwidths=None if is_markdown else [
                 EXPLANATION_WIDTH if c == "explanation" else None for c in columns
             ],
         )  # fmt: skip
@@ -158,8 +163,8 @@ def _csv(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     writer.writerow(columns)
     for row in rows:
         writer.writerow(
-            [_json_value(row[c]) if isinstance(row[c], datetime)
-             else "; ".join(map(str, row[c])) if isinstance(row[c], list)
-             else row[c] for c in columns]
+            [csv_cell(_json_value(row[c]) if isinstance(row[c], datetime)
+                      else "; ".join(map(str, row[c])) if isinstance(row[c], list)
+                      else row[c]) for c in columns]
         )  # fmt: skip
     return buffer.getvalue()

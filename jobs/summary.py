@@ -10,6 +10,7 @@ from typing import Any
 
 from jobs.formatting import duration_text
 from jobs.lake import WriteResult
+from jobs.neutralize import terminal
 from transforms.accounting import BUCKETS
 
 _SHORT = {
@@ -90,7 +91,7 @@ class RunSummary:
             f"kafka-security-audit run {self.run_id}",
             f"  engine: {self.engine}    {self.java or ''}".rstrip(),
             f"  window: {window}    duration: {self.duration_s:.1f} s",
-            f"  lake:   {self.lake}",
+            f"  lake:   {terminal(self.lake)}",
             "",
             f"  {'table':<26} {'rows':>8} {'version':>8}  path",
         ]
@@ -98,7 +99,7 @@ class RunSummary:
             rows = (
                 "skipped" if t.skipped else ("?" if t.rows_written is None else str(t.rows_written))
             )
-            lines.append(f"  {t.table:<26} {rows:>8} {t.version!s:>8}  {t.path}")
+            lines.append(f"  {t.table:<26} {rows:>8} {t.version!s:>8}  {terminal(t.path)}")
         lines += [
             "",
             "  accounting per file (lines -> records -> parsed / quarantined / noise / pending)",
@@ -108,13 +109,13 @@ class RunSummary:
         for row in self.accounting:
             cells = " ".join(f"{int(row[b]):>8}" for b in _SHORT)
             ok = "yes" if row["balanced"] else "NO "
-            lines.append(f"  {cells}  {ok} {row['source_path']}")
+            lines.append(f"  {cells}  {ok} {terminal(row['source_path'])}")
         totals = self.totals()
         lines.append("  " + " ".join(f"{totals[b]:>8}" for b in _SHORT) + "      (total)")
         lines += self._render_readiness() + self._render_findings()
         verdict = "every line accounted for" if self.balanced else "ACCOUNTING DOES NOT BALANCE"
         lines += ["", f"  {verdict}"]
-        lines += [f"  warning: {w}" for w in self.warnings]
+        lines += [f"  warning: {terminal(w)}" for w in self.warnings]
         return "\n".join(lines)
 
     def _render_readiness(self) -> list[str]:
@@ -129,7 +130,7 @@ class RunSummary:
         for row in self.readiness:
             first = row["first_kill_ts"]
             when = f"{first:%Y-%m-%d %H:%M:%S}" if first else "-"
-            principals = ", ".join(row["principals_killed"][:5]) or "-"
+            principals = ", ".join(map(terminal, row["principals_killed"][:5])) or "-"
             more = len(row["principals_killed"]) - 5
             principals += f" (+{more})" if more > 0 else ""
             lines.append(
@@ -144,5 +145,7 @@ class RunSummary:
             return ["", "  findings: none"]
         lines = ["", f"  {'findings':>8}  severity  rule"]
         for row in self.findings:
-            lines.append(f"  {row['findings']:>8}  {row['severity']:<8}  {row['rule_id']}")
+            lines.append(
+                f"  {row['findings']:>8}  {row['severity']:<8}  {terminal(row['rule_id'])}"
+            )
         return lines
