@@ -1,16 +1,26 @@
-"""Damaged input (issue 21): lines end at ``\\n`` only, whatever bytes a file holds."""
+"""Damaged input (issue 21): lines end at ``\\n`` only, whatever bytes a file holds; a record
+whose time cannot exist is quarantined as ``bad_timestamp`` and stops nothing."""
 
 from __future__ import annotations
 
 import gzip
+import re
+import shutil
 from pathlib import Path
 
+import pytest
+from deltalake import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from jobs.config import SourceSpec
+from jobs.config import RunConfig, SourceSpec
 from jobs.ingest import read_lines
 from jobs.inputs import discover_sources
+from jobs.pipeline import run
+from jobs.simulator.generate import generate
+from jobs.simulator.world import GenerateOptions
+from jobs.summary import RunSummary
+from transforms.silver import SILVER_TABLES
 
 AUTH = (
     "[2026-11-20 10:00:0{n},000] INFO [SocketServer listenerType=BROKER, nodeId=1] Failed "
@@ -65,3 +75,79 @@ def test_lines_end_at_newline_only(spark: SparkSession, tmp_path: Path) -> None:
         ("zipped.log.1.gz", AUTH.format(n=7)),
         ("zipped.log.1.gz", "x\ry"),
     }
+
+
+IMPOSSIBLE = ("2026-13-45 25:61:61", "0000-00-00 00:00:00")
+_TS = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[tuple[str, int]]]:
+    """A generated hour of a cluster in which every 7th timestamped line has an impossible
+    time, plus the special files of FILES. Returns the folder and the damaged positions."""
+    out = tmp_path_factory.mktemp("damaged") / "corpus"
+    options = GenerateOptions(out=out, brokers=2, controllers=1, connect_workers=1, hours=1.0,
+                              lines_target=1500, seed=5)  # fmt: skip
+    generate(options, progress=None)
+    shutil.rmtree(out / "truth")
+    positions = set()
+    for path in sorted(out.rglob("*.log")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for i, line in enumerate(lines):
+            if i % 7 == 3 and _TS.search(line):
+                lines[i] = _TS.sub(IMPOSSIBLE[i % 2], line, count=1)
+                positions.add((str(path), i + 1))
+        path.write_text("\n".join(lines), encoding="utf-8")
+    special = out / "special"
+    special.mkdir()
+    for name, data in FILES.items():
+        (special / name).write_bytes(data)
+    return out, positions
+
+
+@pytest.fixture(scope="module")
+def damaged_lake(
+    spark: SparkSession,
+    damaged: tuple[Path, set[tuple[str, int]]],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, RunSummary]:
+    lake = tmp_path_factory.mktemp("damaged-lake")
+    config = RunConfig(sources=(SourceSpec(str(damaged[0])),), lake=str(lake), engine="embedded")
+    return lake, run(spark, config, progress=False)
+
+
+def test_impossible_timestamps_are_quarantined_and_every_table_is_written(
+    damaged: tuple[Path, set[tuple[str, int]]], damaged_lake: tuple[Path, RunSummary]
+) -> None:
+    lake, summary = damaged_lake
+    assert summary.balanced
+    quarantined = DeltaTable(str(lake / "quarantine")).to_pyarrow_table().to_pylist()
+    bad = {(r["source_path"], r["line_number"]) for r in quarantined
+           if r["reason_code"] == "bad_timestamp"}  # fmt: skip
+    assert bad, "no record with an impossible time was quarantined"
+    assert bad <= damaged[1]
+    for r in quarantined:
+        if r["reason_code"] == "bad_timestamp":
+            assert r["raw"] and r["log_ts"] is None
+    # Every silver table holds only timed rows; the gold tables were all written.
+    for name in SILVER_TABLES:
+        rows = DeltaTable(str(lake / name)).to_pyarrow_table().to_pylist()
+        assert all(r["event_ts"] is not None for r in rows), name
+        assert not {(r["source_path"], r["line_number"]) for r in rows} & bad, name
+    sessions = DeltaTable(str(lake / "reauth_sessions")).to_pyarrow_table().to_pylist()
+    assert sessions and all(s["start_ts"] is not None for s in sessions)
+    written = {t.table for t in summary.tables}
+    assert {"reauth_sessions", "token_lifecycle", "security_metrics", "findings"} <= written
+
+
+def test_accounting_counts_newline_terminated_lines(
+    damaged: tuple[Path, set[tuple[str, int]]], damaged_lake: tuple[Path, RunSummary]
+) -> None:
+    _, summary = damaged_lake
+    counted = {Path(r["source_path"]).name: r["physical_lines"] for r in summary.accounting
+               if Path(r["source_path"]).parent.name == "special"}  # fmt: skip
+    want = {
+        name: expected_lines(gzip.decompress(data) if name.endswith(".gz") else data)
+        for name, data in FILES.items()
+    }
+    assert counted == {name: n for name, n in want.items() if n}

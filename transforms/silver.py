@@ -92,7 +92,37 @@ def parse_families(bronze: DataFrame) -> list[tuple[Parser, DataFrame]]:
     Returns: (parser, its output: bronze columns + silver columns + reason_code) pairs. The
     caller may cache each output: it feeds both a silver table and the quarantine.
     """
-    return [(p, p.parse(bronze.where(F.col("family") == p.family))) for p in PARSERS]
+    return [(p, timed(p.parse(bronze.where(F.col("family") == p.family)))) for p in PARSERS]
+
+
+#: Quarantine reason of a record whose header time does not exist (``[2026-13-45 25:61:61,000]``,
+#: ``[0000-00-00 00:00:00,000]``, a JSON record without a valid ``time``).
+BAD_TIMESTAMP = "bad_timestamp"
+
+
+def timed(output: DataFrame) -> DataFrame:
+    """A parser's output with every accepted record whose ``log_ts`` (or ``event_ts``) is null
+    rejected as :data:`BAD_TIMESTAMP`: no silver row, and so no gold row, has an unknown time,
+    and no single record can fail a table's NOT NULL time column (``reauth_sessions.start_ts``).
+
+    Input / output columns: a parser's output (bronze columns, its silver columns,
+    reason_code, reason_detail); only reason_code and reason_detail change.
+    """
+    untimed = F.col("log_ts").isNull()
+    if "event_ts" in output.columns:
+        untimed = untimed | F.col("event_ts").isNull()
+    bad = F.col("reason_code").isNull() & untimed
+    detail = F.concat(
+        F.lit("the record's time does not parse to a real instant (layout "),
+        F.coalesce(F.col("layout"), F.lit("?")),
+        F.lit(")"),
+    )
+    return output.withColumns(
+        {
+            "reason_code": F.when(bad, F.lit(BAD_TIMESTAMP)).otherwise(F.col("reason_code")),
+            "reason_detail": F.when(bad, detail).otherwise(F.col("reason_detail")),
+        }
+    )
 
 
 def _union(frames: Sequence[DataFrame]) -> DataFrame:
