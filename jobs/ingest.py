@@ -40,10 +40,11 @@ def local_path(file_path: Column) -> Column:
 def read_lines(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
     """Physical lines of every source file (plain or ``.gz``), in file order.
 
-    A line ends at ``\n`` only, as log4j writes it (``%n``), and a ``\r`` right before the
-    ``\n`` is dropped (CRLF files). Spark's default also ends lines at a lone ``\r``: a ``\r``
-    inside a principal or client id would then start a forged record in the middle of a real
-    one, and the accounting would count lines the file does not have.
+    Damaged files are read as far as they can be. A line ends at ``\n`` only, as log4j
+    writes it (``%n``), and a ``\r`` right before the ``\n`` is dropped (CRLF files).
+    Spark's default also ends lines at a lone ``\r``: a ``\r`` inside a principal or client
+    id would then start a forged record in the middle of a real one, and the accounting
+    would count lines the file does not have.
 
     Returns:
         DataFrame: source_path (string, local path), block_start (long, byte offset of the
@@ -54,15 +55,15 @@ def read_lines(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
     # Log files are not always valid UTF-8 (binary junk, a cut multi-byte character):
     # invalid sequences become U+FFFD so every table holds valid strings.
     valid = F.make_valid_utf8("value")
-    return (
-        spark.read.option("lineSep", "\n")
-        .text(paths)
-        .select(
-            local_path(F.col("_metadata.file_path")).alias("source_path"),
-            F.col("_metadata.file_block_start").alias("block_start"),
-            F.monotonically_increasing_id().alias("row_order"),
-            F.regexp_replace(valid, r"\r\z", "").alias("value"),
-        )
+    # A truncated or corrupt .gz gives the lines before the damage instead of failing the
+    # run; a file removed since the listing gives none. ``jobs.inputs.damaged_files`` names
+    # both in the run summary and the accounting.
+    reader = spark.read.options(lineSep="\n", ignoreCorruptFiles="true", ignoreMissingFiles="true")
+    return reader.text(paths).select(
+        local_path(F.col("_metadata.file_path")).alias("source_path"),
+        F.col("_metadata.file_block_start").alias("block_start"),
+        F.monotonically_increasing_id().alias("row_order"),
+        F.regexp_replace(valid, r"\r\z", "").alias("value"),
     )
 
 

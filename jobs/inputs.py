@@ -9,9 +9,11 @@ configuration, never log records; they are read with ``javaproperties``.
 from __future__ import annotations
 
 import glob
+import gzip
 import logging
 import os
 import re
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,3 +204,42 @@ def node_property_rows(
             kept = None if secret else value.strip()
             rows.append((node_id, config.role, str(config.path), name, kept, secret))
     return rows
+
+
+def _gzip_damage(path: Path) -> str | None:
+    """Why a ``.gz`` file cannot be read to its end, or None. Decompresses it once (about
+    as fast as Spark reads it; see docs/damaged-input.md)."""
+    try:
+        with gzip.open(path, "rb") as stream:
+            while stream.read(1 << 20):
+                pass
+    except FileNotFoundError:
+        return "removed after it was listed"
+    except EOFError:
+        return (
+            "truncated gzip: the stream ends before its end marker (still being copied or "
+            "rotated?); the lines before the damage were read"
+        )
+    except (OSError, zlib.error) as error:
+        return f"damaged gzip ({error}); the lines before the damage were read"
+    return None
+
+
+def damaged_files(sources: Sequence[SourceFile]) -> dict[str, str]:
+    """The source files that cannot be read whole, by path, with the reason in one line.
+
+    A truncated or corrupt ``.gz`` (its readable lines are still read: ``jobs.ingest``
+    reads with Spark's ``ignoreCorruptFiles``), and a file removed between listing and
+    reading (``ignoreMissingFiles``). A plain file that grows while it is read is read as
+    far as it was written, which is not damage. Never raises.
+    """
+    damaged = {}
+    for source in sources:
+        path = source.path
+        if not path.exists():
+            damaged[str(path)] = "removed after it was listed"
+        elif path.name.endswith(".gz"):
+            reason = _gzip_damage(path)
+            if reason is not None:
+                damaged[str(path)] = reason
+    return damaged

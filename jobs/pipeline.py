@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -26,7 +26,7 @@ from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.gold import Gold, GoldContext, build_gold
 from jobs.ingest import read_lines, sources_frame
-from jobs.inputs import SourceFile, discover_sources, node_property_rows
+from jobs.inputs import SourceFile, damaged_files, discover_sources, node_property_rows
 from jobs.lake import Lake, WriteResult, choose_engine
 from jobs.progress import Progress
 from jobs.secrets import fingerprint_key, token_secret
@@ -43,7 +43,7 @@ from schemas import (
 )
 from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
-from transforms.accounting import line_accounting
+from transforms.accounting import BUCKETS, line_accounting
 from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
 from transforms.metrics import security_metrics as compute_security_metrics
 from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
@@ -289,6 +289,9 @@ def _run(
     started = time.monotonic()
     sources = sources if sources is not None else discover_sources(config.sources)
     log.info("run %s: %d log file(s)", config.run_id, len(sources))
+    damaged = damaged_files(sources)
+    for path, reason in damaged.items():
+        log.warning("%s: %s", path, reason)
     engine = choose_engine(spark, config.engine)
     lake = Lake(spark, config.lake, engine)
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
@@ -311,7 +314,7 @@ def _run(
         quarantine=frames.quarantine,
         parsed_families=PARSED_FAMILIES,
     ).orderBy("source_path")
-    rows = [row.asDict() for row in accounting.collect()]
+    rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
     readiness, found = audit_summary(lake, dates)
     for df in [*frames.cached, *gold.cached]:
         df.unpersist()
@@ -326,4 +329,20 @@ def _run(
         duration_s=time.monotonic() - started,
         readiness=readiness,
         findings=found,
+        damaged_files=damaged,
+        warnings=[f"{path}: {reason}" for path, reason in damaged.items()],
     )
+
+
+def with_file_issues(
+    rows: list[dict[str, Any]], damaged: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Accounting rows with ``file_issue`` (the reason a file could not be read whole, else
+    None), and a row of zeros for each damaged file of which no line could be read, so that
+    every input file appears in the accounting."""
+    seen = {row["source_path"] for row in rows}
+    missing = [
+        {"source_path": path, **dict.fromkeys(BUCKETS, 0), "balanced": True}
+        for path in sorted(set(damaged) - seen)
+    ]
+    return [{**row, "file_issue": damaged.get(row["source_path"])} for row in rows + missing]

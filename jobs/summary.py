@@ -61,6 +61,9 @@ class RunSummary:
     readiness: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
     # Findings of the run's days: rule_id, severity, findings (count).
     findings: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
+    # Files that could not be read whole (truncated or corrupt .gz, removed after listing):
+    # path -> reason. Their readable lines were read; each is also a warning.
+    damaged_files: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def balanced(self) -> bool:

@@ -4,6 +4,7 @@ whose time cannot exist is quarantined as ``bad_timestamp`` and stops nothing.""
 from __future__ import annotations
 
 import gzip
+import json
 import re
 import shutil
 from pathlib import Path
@@ -102,6 +103,10 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[tuple[s
     special.mkdir()
     for name, data in FILES.items():
         (special / name).write_bytes(data)
+    # A rotation copied half-way, and junk with a .gz name.
+    whole = gzip.compress("".join(AUTH.format(n=n % 10) + "\n" for n in range(5000)).encode())
+    (special / "server.log.2.gz").write_bytes(whole[: len(whole) * 2 // 3])
+    (special / "server.log.3.gz").write_bytes(b"\x1f\x8b not really gzip " * 10)
     return out, positions
 
 
@@ -145,9 +150,30 @@ def test_accounting_counts_newline_terminated_lines(
 ) -> None:
     _, summary = damaged_lake
     counted = {Path(r["source_path"]).name: r["physical_lines"] for r in summary.accounting
-               if Path(r["source_path"]).parent.name == "special"}  # fmt: skip
+               if Path(r["source_path"]).name in FILES}  # fmt: skip
     want = {
         name: expected_lines(gzip.decompress(data) if name.endswith(".gz") else data)
         for name, data in FILES.items()
     }
     assert counted == {name: n for name, n in want.items() if n}
+
+
+def test_damaged_gzip_files_are_read_as_far_as_they_can_be_and_named(
+    damaged: tuple[Path, set[tuple[str, int]]], damaged_lake: tuple[Path, RunSummary]
+) -> None:
+    """One truncated and one corrupt .gz in the folder: the run goes on, their readable lines
+    are read, and the summary, the warnings and the accounting name each with its reason."""
+    _, summary = damaged_lake
+    special = damaged[0] / "special"
+    truncated, corrupt = str(special / "server.log.2.gz"), str(special / "server.log.3.gz")
+    assert set(summary.damaged_files) == {truncated, corrupt}
+    assert summary.damaged_files[truncated].startswith("truncated gzip")
+    assert summary.damaged_files[corrupt].startswith("damaged gzip")
+    rows = {r["source_path"]: r for r in summary.accounting}
+    assert 0 < rows[truncated]["physical_lines"] < 5000
+    assert rows[truncated]["file_issue"] == summary.damaged_files[truncated]
+    assert rows[corrupt]["file_issue"] == summary.damaged_files[corrupt]
+    assert all(r["file_issue"] is None for p, r in rows.items() if p not in (truncated, corrupt))
+    assert sum(truncated in w or corrupt in w for w in summary.warnings) == 2
+    assert "truncated gzip" in summary.render()
+    assert json.loads(summary.to_json())["damaged_files"] == summary.damaged_files
