@@ -107,7 +107,53 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[tuple[s
     whole = gzip.compress("".join(AUTH.format(n=n % 10) + "\n" for n in range(5000)).encode())
     (special / "server.log.2.gz").write_bytes(whole[: len(whole) * 2 // 3])
     (special / "server.log.3.gz").write_bytes(b"\x1f\x8b not really gzip " * 10)
+    broker = out / "broker-9"
+    broker.mkdir()
+    (broker / "server.properties").write_text("node.id=9\nprocess.roles=broker\n", "utf-8")
+    (broker / "kafka-request.log").write_text("\n".join(SECRET_LINES) + "\n", "utf-8")
     return out, positions
+
+
+#: A token's HMAC in base64 (JSON, 2.8+) and as the byte array of the pre-2.8 string form.
+HMAC_B64 = "Zm9vYmFyLXNlY3JldC1obWFjLXZhbHVlLTEyMzQ1Njc4OTAtYWJjZGVm"
+HMAC_BYTES = "[" + ", ".join(str(b) for b in b"foobar-secret-hmac-value-1234") + "]"
+_REQ = (
+    '[2026-11-20 10:00:0{n},000] DEBUG Completed request:{{"isForwarded":false,'
+    '"requestHeader":{{"requestApiKey":39,"requestApiVersion":2,"correlationId":{n},'
+    '"clientId":"adm","requestApiKeyName":"RENEW_DELEGATION_TOKEN"}},"request":{body},'
+    '"response":{{"errorCode":0,"expiryTimestampMs":4,"throttleTimeMs":0}},'
+    '"connection":"10.0.0.1:9093-10.0.0.9:50000-0-1","totalTimeMs":1.0,'
+    '"securityProtocol":"SASL_SSL","principal":"User:alice","listener":"SASL_SSL"}} '
+    "(kafka.request.logger)"
+)
+#: The secret whole, indented (folded into the record before it as a continuation), cut
+#: inside the value, re-spaced, in another case, and as an unterminated byte array.
+SECRET_LINES = [
+    _REQ.format(n=1, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
+    "    " + _REQ.format(n=2, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
+    _REQ.format(n=3, body='{"hmac":"' + HMAC_B64 + '"}')[:200],
+    _REQ.format(n=4, body='{ "hmac" :  "' + HMAC_B64 + '" , "renewPeriodMs" : -1 }'),
+    _REQ.format(n=5, body='{"HMAC":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
+    "[2026-11-20 10:00:06,000] DEBUG Completed request:RequestHeader(apiKey=RENEW_DELEGATION_"
+    "TOKEN, apiVersion=1, clientId=adm, correlationId=8) -- RenewDelegationTokenRequestData("
+    "hmac=" + HMAC_BYTES[:-1],
+]
+
+
+def pieces(secret: str, size: int = 24) -> set[str]:
+    """Every ``size``-character piece of ``secret``."""
+    return {secret[i : i + size] for i in range(len(secret) - size + 1)}
+
+
+def strings(value: object) -> list[str]:
+    """Every string inside a row value (lists and structs walked)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
 
 
 @pytest.fixture(scope="module")
@@ -177,3 +223,23 @@ def test_damaged_gzip_files_are_read_as_far_as_they_can_be_and_named(
     assert sum(truncated in w or corrupt in w for w in summary.warnings) == 2
     assert "truncated gzip" in summary.render()
     assert json.loads(summary.to_json())["damaged_files"] == summary.damaged_files
+
+
+def test_no_piece_of_a_secret_in_any_column_of_any_table(
+    damaged_lake: tuple[Path, RunSummary],
+) -> None:
+    """Column by column, every table: no 24-character piece of the token's HMAC, whether the
+    line was whole, indented (a continuation), cut, re-spaced, upper-case or pre-2.8."""
+    lake, summary = damaged_lake
+    secret = pieces(HMAC_B64) | pieces(HMAC_BYTES[1:-1])
+    leaks = []
+    for table in sorted(p.parent for p in lake.glob("*/_delta_log")):
+        for row in DeltaTable(str(table)).to_pyarrow_table().to_pylist():
+            for column, value in row.items():
+                if any(piece in text for text in strings(value) for piece in secret):
+                    leaks.append(f"{table.name}.{column}")
+    assert not leaks, sorted(set(leaks))
+    assert not [p for p in secret if p in summary.to_json() or p in summary.render()]
+    bronze = DeltaTable(str(lake / "raw_lines")).to_pyarrow_table().to_pylist()
+    folded = [r for r in bronze if r["continuation"] and "Completed request" in r["continuation"]]
+    assert any("REDACTED" in r["continuation"] for r in folded)

@@ -40,12 +40,21 @@ PLACEHOLDER_PATTERN = r"\[REDACTED hmac-sha256:([0-9a-f]{32})\]"
 FINGERPRINT_HEX_CHARS = 32
 
 _KEYS = "|".join(SECRET_JSON_KEYS)
-# Group 1: the key and separator; group 2: the value ("base64" or a byte array [1, 2]).
-_JSON_SECRET = r'("(?:' + _KEYS + r')"\s*:\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\])'
+# A value cut short (a line cut at a random byte, a disk that filled up) ends at the end of
+# its line: ``"hmac":"Zm9v`` and ``hmac=[1, 2, 3`` are secrets too, or pieces of them.
+_CUT = r"(?=\n|\z)"
+# Group 1: the key and separator; group 2: the value ("base64" or a byte array [1, 2]), also
+# when the line ends inside it. Keys in any ASCII case (a damaged or crafted line).
+_JSON_SECRET = (
+    r'(?i)("(?:' + _KEYS + r')"\s*:\s*)'
+    r'("(?:[^"\\\n]|\\.)*(?:"|' + _CUT + r")|\[[^\]\n]*(?:\]|" + _CUT + r"))"
+)
 # Pre-2.8 toString renderings: key=[1, 2, ...] or key=<token>. A ByteBuffer's toString
 # (``java.nio.HeapByteBuffer[pos=0 lim=64 cap=64]``) prints no byte of the value: it is no
 # secret, and fingerprinting it would give every token the same identity, so it is kept.
-_STRING_SECRET = r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]]*\]|(?!java\.nio\.)[^,)\s]+)"
+_STRING_SECRET = (
+    r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]\n]*(?:\]|" + _CUT + r")|(?!java\.nio\.)[^,)\s]+)"
+)
 _ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
 
 
@@ -213,9 +222,9 @@ def redact_secrets(text: Column) -> Column:
     Placeholders already in the text are kept. Null in, null out.
     """
     not_placeholder = r'(?!"\[REDACTED)'
-    json_pattern = r'("(?:' + _KEYS + r')"\s*:\s*)' + not_placeholder
-    json_pattern += r'(?:"(?:[^"\\]|\\.)*"|\[[^\]]*\])'
+    json_pattern = r'(?i)("(?:' + _KEYS + r')"\s*:\s*)' + not_placeholder
+    json_pattern += r'(?:"(?:[^"\\\n]|\\.)*(?:"|' + _CUT + r")|\[[^\]\n]*(?:\]|" + _CUT + "))"
     json_redacted = F.regexp_replace(text, json_pattern, '$1"[REDACTED]"')
     string_pattern = r"(?i)\b((?:" + _KEYS + r")=)(?!\[REDACTED)"
-    string_pattern += r"(?:\[[^\]]*\]|(?!java\.nio\.)[^,)\s]+)"
+    string_pattern += r"(?:\[[^\]\n]*(?:\]|" + _CUT + r")|(?!java\.nio\.)[^,)\s]+)"
     return F.regexp_replace(json_redacted, string_pattern, "$1[REDACTED]")
