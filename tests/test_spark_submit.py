@@ -159,9 +159,14 @@ def check_lake(lake: Path) -> None:
     secret in any table, and the secrets of broker 7's request log in bronze as fingerprints
     under the lake's key (recomputed here with the standard library)."""
     tables = {p.name for p in lake.iterdir() if (p / "_delta_log").is_dir()}
-    assert tables == set(EXPECTED_ROWS)
+    assert tables == {*EXPECTED_ROWS, "run_coverage"}
     content = {name: DeltaTable(str(lake / name)).to_pyarrow_table() for name in tables}
+    coverage = content.pop("run_coverage").to_pylist()
     assert {name: t.num_rows for name, t in content.items()} == EXPECTED_ROWS
+    # One row per day of the records, none windowed (the run has no window).
+    days = {d for d in content["raw_lines"].column("log_date").to_pylist() if d is not None}
+    assert sorted(r["covered_date"] for r in coverage) == sorted(days)
+    assert not [r for r in coverage if r["windowed"]]
     for name, table in content.items():
         text = repr(table.to_pylist())
         assert not [s for s in SECRETS if s in text], name
