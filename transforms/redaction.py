@@ -56,6 +56,14 @@ _STRING_SECRET = (
     r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]\n]*(?:\]|" + _CUT + r")|(?!java\.nio\.)[^,)\s]+)"
 )
 _ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
+# A line that ends inside a secret value (a record cut in two: the rest of the value starts
+# the next line, which folds into this record as continuation text with no key before it).
+_OPEN_VALUE = (
+    r'(?:"(?:' + _KEYS + r')"\s*:\s*(?:"(?:[^"\\\n]|\\.)*|\[[^\]\n]*)'
+    r"|\b(?:" + _KEYS + r")=\[[^\]\n]*)"
+)
+# The start of a line, up to the value's end: what :func:`redact_split_values` removes.
+_VALUE_REST = r'[^"\]\n]*'
 
 
 def _fingerprint(key: bytes, value: str) -> str:
@@ -194,14 +202,20 @@ def with_secrets_fingerprinted(df: DataFrame, columns: Sequence[str], key: bytes
     but each step is its own projection over columns computed once: the secret values, then
     the UDF over them (one Arrow evaluation per row), then the JSON pass, the ``key=value``
     pass and the safety net, each reading the previous one's column rather than re-deriving it.
+    A secret value split across two lines (``redact_split_values``) loses the rest that starts
+    the next line first.
     """
     texts = [F.col(c) for c in columns]
     pretest = reduce(operator.or_, [mentions_secret_key(t) for t in texts])
     joined = F.concat_ws("\n", *texts)
     candidate = F.coalesce(pretest & joined.rlike(_ANY_SECRET), F.lit(False))
     values, fp_map = "_secret_values", "_secret_fingerprints"
+    split = {}
+    if "raw" in columns and "continuation" in columns:
+        split["continuation"] = redact_split_values(F.col("raw"), F.col("continuation"))
     cleaned = (
         df.where(candidate)
+        .withColumns(split)
         .withColumn(values, secret_values(joined))
         .withColumn(fp_map, F.map_from_arrays(F.col(values), fingerprints(F.col(values), key)))
         .withColumns(
@@ -214,6 +228,20 @@ def with_secrets_fingerprinted(df: DataFrame, columns: Sequence[str], key: bytes
         .drop(values, fp_map)
     )
     return df.where(~candidate).unionByName(cleaned)
+
+
+def redact_split_values(first_line: Column, rest: Column) -> Column:
+    """``rest`` (the record's continuation lines) with the start of each line that follows a
+    line ending inside a secret value replaced by ``[REDACTED]``: the first continuation line
+    when ``first_line`` (the record's raw line) ends open, and any continuation line after
+    one that does. Null ``rest`` stays null.
+    """
+    after_first = F.when(
+        F.coalesce(first_line.rlike(r"(?i)" + _OPEN_VALUE + r"\z"), F.lit(False)),
+        F.regexp_replace(rest, "^" + _VALUE_REST, "[REDACTED]"),
+    ).otherwise(rest)
+    within = r"(?mi)(" + _OPEN_VALUE + r"\n)" + _VALUE_REST
+    return F.regexp_replace(after_first, within, "$1[REDACTED]")
 
 
 def redact_secrets(text: Column) -> Column:
