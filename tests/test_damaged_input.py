@@ -127,7 +127,8 @@ _REQ = (
     "(kafka.request.logger)"
 )
 #: The secret whole, indented (folded into the record before it as a continuation), cut
-#: inside the value, re-spaced, in another case, and as an unterminated byte array.
+#: inside the value, re-spaced, in another case, as an unterminated byte array, and at the
+#: end of a 50 kB value.
 SECRET_LINES = [
     _REQ.format(n=1, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
     "    " + _REQ.format(n=2, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
@@ -137,6 +138,8 @@ SECRET_LINES = [
     "[2026-11-20 10:00:06,000] DEBUG Completed request:RequestHeader(apiKey=RENEW_DELEGATION_"
     "TOKEN, apiVersion=1, clientId=adm, correlationId=8) -- RenewDelegationTokenRequestData("
     "hmac=" + HMAC_BYTES[:-1],
+    # A 50 kB value: the textbook JSON-string regex recursed per character and killed the JVM.
+    _REQ.format(n=7, body='{"hmac":"' + "A" * 50_000 + HMAC_B64 + '"}'),
 ]
 
 

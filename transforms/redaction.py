@@ -42,13 +42,15 @@ FINGERPRINT_HEX_CHARS = 32
 _KEYS = "|".join(SECRET_JSON_KEYS)
 # A value cut short (a line cut at a random byte, a disk that filled up) ends at the end of
 # its line: ``"hmac":"Zm9v`` and ``hmac=[1, 2, 3`` are secrets too, or pieces of them.
+# JSON strings are matched as an unrolled loop with possessive quantifiers: the textbook
+# ``(?:[^"\\]|\\.)*`` recurses once per character in Java's regex engine, and a 50 kB value
+# overflowed the executor's stack and killed the JVM.
 _CUT = r"(?=\n|\z)"
 # Group 1: the key and separator; group 2: the value ("base64" or a byte array [1, 2]), also
 # when the line ends inside it. Keys in any ASCII case (a damaged or crafted line).
-_JSON_SECRET = (
-    r'(?i)("(?:' + _KEYS + r')"\s*:\s*)'
-    r'("(?:[^"\\\n]|\\.)*(?:"|' + _CUT + r")|\[[^\]\n]*(?:\]|" + _CUT + r"))"
-)
+_JSON_STRING = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+'
+_JSON_VALUE = r"(?:" + _JSON_STRING + r'(?:"|' + _CUT + r")|\[[^\]\n]*+(?:\]|" + _CUT + r"))"
+_JSON_SECRET = r'(?i)("(?:' + _KEYS + r')"\s*:\s*)(' + _JSON_VALUE + ")"
 # Pre-2.8 toString renderings: key=[1, 2, ...] or key=<token>. A ByteBuffer's toString
 # (``java.nio.HeapByteBuffer[pos=0 lim=64 cap=64]``) prints no byte of the value: it is no
 # secret, and fingerprinting it would give every token the same identity, so it is kept.
@@ -59,7 +61,7 @@ _ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
 # A line that ends inside a secret value (a record cut in two: the rest of the value starts
 # the next line, which folds into this record as continuation text with no key before it).
 _OPEN_VALUE = (
-    r'(?:"(?:' + _KEYS + r')"\s*:\s*(?:"(?:[^"\\\n]|\\.)*|\[[^\]\n]*)'
+    r'(?:"(?:' + _KEYS + r')"\s*:\s*(?:' + _JSON_STRING + r"|\[[^\]\n]*+)"
     r"|\b(?:" + _KEYS + r")=\[[^\]\n]*)"
 )
 # The start of a line, up to the value's end: what :func:`redact_split_values` removes.
@@ -251,7 +253,7 @@ def redact_secrets(text: Column) -> Column:
     """
     not_placeholder = r'(?!"\[REDACTED)'
     json_pattern = r'(?i)("(?:' + _KEYS + r')"\s*:\s*)' + not_placeholder
-    json_pattern += r'(?:"(?:[^"\\\n]|\\.)*(?:"|' + _CUT + r")|\[[^\]\n]*(?:\]|" + _CUT + "))"
+    json_pattern += _JSON_VALUE
     json_redacted = F.regexp_replace(text, json_pattern, '$1"[REDACTED]"')
     string_pattern = r"(?i)\b((?:" + _KEYS + r")=)(?!\[REDACTED)"
     string_pattern += r"(?:\[[^\]\n]*(?:\]|" + _CUT + r")|(?!java\.nio\.)[^,)\s]+)"
