@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import re
 import subprocess
 import sys
 import time
@@ -25,9 +24,8 @@ from deltalake import DeltaTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fuzz_corpus import build, expected_lines, secret_pieces
+from tests.fuzz_corpus import CONTROL, build, expected_lines, secret_pieces
 
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CLI = [sys.executable, "-m", "jobs.cli"]
 
 

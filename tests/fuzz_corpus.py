@@ -26,6 +26,8 @@ _TS = re.compile(rb"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}")
 _PRINCIPAL = re.compile(rb"User:[A-Za-z0-9_.-]+")
 _SECRET_JSON = re.compile(rb'"(?:hmac|authBytes|saslAuthBytes)"\s*:\s*"([^"]+)"')
 _SECRET_ARRAY = re.compile(rb"(?:hmac|authBytes)=\[([^\]]+)\]")
+#: Control characters a rendered report may never hold, except its own line ends.
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _cut(rng: random.Random, line: bytes) -> list[bytes]:

@@ -21,6 +21,7 @@ from jobs.pipeline import run
 from jobs.simulator.generate import generate
 from jobs.simulator.world import GenerateOptions
 from jobs.summary import RunSummary
+from tests.fuzz_corpus import expected_lines
 from transforms.silver import SILVER_TABLES
 
 AUTH = (
@@ -41,11 +42,6 @@ FILES = {
     "empty.log": b"",
     "zipped.log.1.gz": gzip.compress((AUTH.format(n=7) + "\r\n" + "x\ry\n").encode()),
 }  # fmt: skip
-
-
-def expected_lines(data: bytes) -> int:
-    """``\\n``-terminated lines, plus one for a final unterminated line."""
-    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
 def test_lines_end_at_newline_only(spark: SparkSession, tmp_path: Path) -> None:

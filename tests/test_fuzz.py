@@ -6,7 +6,6 @@ and the special files beside them. One pipeline run; the full size is ``bench/fu
 from __future__ import annotations
 
 import gzip
-import re
 from pathlib import Path
 
 import pytest
@@ -18,10 +17,7 @@ from jobs.pipeline import run
 from jobs.report import build_report, parse_window
 from jobs.report_command import render
 from jobs.summary import RunSummary
-from tests.fuzz_corpus import DAMAGE, FuzzCorpus, build, expected_lines, secret_pieces
-
-#: Control characters a rendered report may never hold, except its own line ends.
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+from tests.fuzz_corpus import CONTROL, DAMAGE, FuzzCorpus, build, expected_lines, secret_pieces
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ import pytest
 from jobs.neutralize import csv_cell, markdown, terminal
 from jobs.report_command import render
 from jobs.summary import RunSummary, TableWrite
+from tests.fuzz_corpus import CONTROL
 from transforms.accounting import BUCKETS
 
 ESC = "\x1b"
@@ -26,8 +27,6 @@ HOSTILE_SUBJECT = 'principal: =HYPERLINK("http://x","y")'
 HOSTILE_EXPLANATION = f"client id a\nb\r\u202egnp.exe {ESC}]0;title\x07 | *bold* <b>x</b>"
 HOSTILE_PATH = f"/logs/broker-1/server{ESC}[2J.log"
 
-#: Control characters a rendered report may never hold, except its own line ends.
-CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 T = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 
 
