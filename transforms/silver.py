@@ -96,26 +96,34 @@ def parse_families(bronze: DataFrame) -> list[tuple[Parser, DataFrame]]:
 
 
 #: Quarantine reason of a record whose header time does not exist (``[2026-13-45 25:61:61,000]``,
-#: ``[0000-00-00 00:00:00,000]``, a JSON record without a valid ``time``).
+#: ``[0000-00-00 00:00:00,000]``).
 BAD_TIMESTAMP = "bad_timestamp"
+#: A header that starts with a date and a time (after the container / syslog prefix).
+_HEADER_TIME = r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
 
 
 def timed(output: DataFrame) -> DataFrame:
-    """A parser's output with every accepted record whose ``log_ts`` (or ``event_ts``) is null
-    rejected as :data:`BAD_TIMESTAMP`: no silver row, and so no gold row, has an unknown time,
-    and no single record can fail a table's NOT NULL time column (``reauth_sessions.start_ts``).
+    """A parser's output with every accepted record whose header has a time that does not
+    parse to a real instant (``log_ts`` null) rejected as :data:`BAD_TIMESTAMP`: no such record
+    reaches silver with an unknown time, and none can fail a table's NOT NULL time column
+    (``reauth_sessions.start_ts``). Records of a layout that writes no time at all (log4j's
+    ``%p %m (%c)``, a real sample) and JSON records are parsed as before.
 
     Input / output columns: a parser's output (bronze columns, its silver columns,
     reason_code, reason_detail); only reason_code and reason_detail change.
     """
-    untimed = F.col("log_ts").isNull()
-    if "event_ts" in output.columns:
-        untimed = untimed | F.col("event_ts").isNull()
-    bad = F.col("reason_code").isNull() & untimed
+    header = F.substring(
+        F.col("raw"), F.length(F.coalesce(F.col("line_prefix"), F.lit(""))) + 1, 200
+    )
+    bad = (
+        F.col("reason_code").isNull()
+        & F.col("log_ts").isNull()
+        & (F.col("layout") != "json")
+        & header.rlike(_HEADER_TIME)
+    )
     detail = F.concat(
-        F.lit("the record's time does not parse to a real instant (layout "),
-        F.coalesce(F.col("layout"), F.lit("?")),
-        F.lit(")"),
+        F.lit("the record's time does not parse to a real instant: "),
+        F.regexp_extract(header, r"^\s*\[?([^\]]{0,40})", 1),
     )
     return output.withColumns(
         {
