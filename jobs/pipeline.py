@@ -28,6 +28,7 @@ from jobs.gold import Gold, GoldContext, build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, damaged_files, discover_sources, node_property_rows
 from jobs.lake import Lake, WriteResult, choose_engine
+from jobs.neutralize import terminal
 from jobs.progress import Progress
 from jobs.secrets import fingerprint_key, token_secret
 from jobs.summary import RunSummary, TableWrite
@@ -291,7 +292,7 @@ def _run(
     log.info("run %s: %d log file(s)", config.run_id, len(sources))
     damaged = damaged_files(sources)
     for path, reason in damaged.items():
-        log.warning("%s: %s", path, reason)
+        log.warning("%s: %s", terminal(path), reason)
     engine = choose_engine(spark, config.engine)
     lake = Lake(spark, config.lake, engine)
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
