@@ -261,6 +261,12 @@ def exists(path: str) -> bool:
     return bool(DeltaTable.is_deltatable(path))
 
 
+def size_bytes(path: str) -> int:
+    """Args: path: table location. Returns: on-disk bytes of its current files."""
+    files = pa.table(DeltaTable(path).get_add_actions(flatten=True))
+    return int(sum(size or 0 for size in files.column("size_bytes").to_pylist()))
+
+
 def read(spark: SparkSession, path: str, schema: StructType) -> DataFrame:
     """Reads the current snapshot of the table at ``path`` with ``schema``.
 

@@ -133,6 +133,11 @@ class Lake:
         self._engine = engine
 
     @property
+    def engine(self) -> Engine:
+        """The engine that reads and writes the tables."""
+        return self._engine
+
+    @property
     def spark(self) -> SparkSession:
         """The session the lake reads and writes with."""
         return self._spark
@@ -203,6 +208,20 @@ class Lake:
         result = WriteResult(table, spec.path, self._engine, *outcome)
         logger.info("Delta write: %s", result)
         return result
+
+    def size_bytes(self, tables: Sequence[str]) -> int:
+        """On-disk bytes of the current files of ``tables`` (a missing table counts 0)."""
+        total = 0
+        for table in tables:
+            if not self.exists(table):
+                continue
+            path = self.table_path(table)
+            if self._engine is Engine.EMBEDDED:
+                total += delta_rs_source.size_bytes(path)
+            else:
+                detail = self._spark.sql(f"DESCRIBE DETAIL delta.`{path}`")
+                total += int(detail.select("sizeInBytes").first()[0] or 0)  # type: ignore[index]
+        return total
 
     def read(self, table: str, schema: StructType) -> DataFrame:
         """Reads the current snapshot of ``table``.

@@ -74,6 +74,7 @@ def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     from jobs.lake import Lake, choose_engine  # noqa: PLC0415
+    from jobs.small_input import small_input_settings  # noqa: PLC0415
     from schemas import auth_events, authz_decisions  # noqa: PLC0415
     from schemas.ocsf import (  # noqa: PLC0415
         API_ACTIVITY_CLASS_UID,
@@ -109,12 +110,14 @@ def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
     ]
     os.makedirs(out, exist_ok=True)
     lines = []
-    for name, class_uid, events in plan:
-        target = os.path.join(out, f"{name}.{fmt}")
-        written = _write_one_file(in_order(events), target, FORMATS[fmt])
-        skipped = untimed[name].where(F.col("event_ts").isNull()).count()
-        note = f" ({skipped} without a timestamp left out)" if skipped else ""
-        lines.append(f"{written:>8} OCSF class {class_uid} events -> {target}{note}")
+    size = source.size_bytes([auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
+    with small_input_settings(spark, size):
+        for name, class_uid, events in plan:
+            target = os.path.join(out, f"{name}.{fmt}")
+            written = _write_one_file(in_order(events), target, FORMATS[fmt])
+            skipped = untimed[name].where(F.col("event_ts").isNull()).count()
+            note = f" ({skipped} without a timestamp left out)" if skipped else ""
+            lines.append(f"{written:>8} OCSF class {class_uid} events -> {target}{note}")
     return lines
 
 

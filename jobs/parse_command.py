@@ -10,7 +10,8 @@ from pyspark.sql import functions as F
 
 from jobs.config import RunConfig, SourceSpec
 from jobs.inputs import discover_sources
-from jobs.pipeline import build_frames
+from jobs.pipeline import build_frames, input_bytes
+from jobs.small_input import small_input_settings
 from transforms.silver import PARSED_FAMILIES
 
 _JSON_OPTIONS = {"ignoreNullFields": "false", "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"}
@@ -64,6 +65,9 @@ def parsed_json(spark: SparkSession, sources: Sequence[SourceSpec], key: bytes) 
 def print_parsed(
     spark: SparkSession, sources: Sequence[SourceSpec], key: bytes, out: TextIO
 ) -> None:
-    """Stream ``parsed_json`` to ``out``, one line per document."""
-    for row in parsed_json(spark, sources, key).toLocalIterator():
-        out.write(row["json"] + "\n")
+    """Stream ``parsed_json`` to ``out``, one line per document (``jobs.small_input``
+    settings for small inputs)."""
+    size = input_bytes(discover_sources(sources))
+    with small_input_settings(spark, size):
+        for row in parsed_json(spark, sources, key).toLocalIterator():
+            out.write(row["json"] + "\n")

@@ -1,6 +1,8 @@
 """The pipeline: raw log files -> bronze -> silver (+ quarantine) -> gold, into Delta tables.
 
-``build_frames`` is the lazy plan (shared with ``kafka-audit parse``); ``run`` writes it.
+``build_bronze`` and ``build_silver`` are the lazy plans; ``run`` writes bronze, parses silver
+from the bronze it wrote (a table scan, so silver's plans stay small) and writes it, then gold.
+``build_frames`` plans both in memory for ``kafka-audit parse``.
 
 Reruns converge (docs/reruns.md): bronze, silver and quarantine replace the run's date
 partitions; ``run_coverage`` records the days; gold is then recomputed from the lake's whole
@@ -31,6 +33,7 @@ from jobs.lake import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
 from jobs.secrets import fingerprint_key, token_secret
+from jobs.small_input import small_input_settings
 from jobs.summary import RunSummary, TableWrite
 from schemas import (
     auth_events,
@@ -54,6 +57,25 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class Bronze:
+    """The run's bronze layers, lazily planned and persisted (each is read several times)."""
+
+    numbered: DataFrame
+    records: DataFrame
+    bronze: DataFrame
+    cached: tuple[DataFrame, ...]
+
+
+@dataclass(frozen=True)
+class Silver:
+    """The silver tables and quarantine parsed from some bronze rows, lazily planned."""
+
+    silver: dict[str, DataFrame]
+    quarantine: DataFrame
+    cached: tuple[DataFrame, ...]
+
+
+@dataclass(frozen=True)
 class Frames:
     """The run's DataFrames, lazily planned."""
 
@@ -72,10 +94,10 @@ def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Colum
     return ts.isNotNull() & (ts >= F.lit(start)) & (ts < F.lit(end))
 
 
-def build_frames(
+def build_bronze(
     spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig, key: bytes
-) -> Frames:
-    """Plan every layer for the given source files (nothing runs until an action).
+) -> Bronze:
+    """Plan the bronze layers for the given source files (nothing runs until an action).
 
     Args:
         spark: the session.
@@ -94,25 +116,53 @@ def build_frames(
     )
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
     bronze = to_raw_lines(in_run, config.run_id, key).persist(disk)
+    return Bronze(numbered, records, bronze, cached=(numbered, folded, records, bronze))
+
+
+def build_silver(bronze: DataFrame) -> Silver:
+    """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
+    tables and the quarantine. Each parser's output is persisted: it feeds a silver table, the
+    quarantine and the accounting."""
+    disk = StorageLevel.MEMORY_AND_DISK
     outputs = [(parser, output.persist(disk)) for parser, output in parse_families(bronze)]
-    silver = silver_tables(outputs)
-    return Frames(
-        numbered=numbered,
-        records=records,
-        bronze=bronze,
-        silver=silver,
+    return Silver(
+        silver=silver_tables(outputs),
         quarantine=quarantine_of(outputs),
-        cached=(numbered, folded, records, bronze, *[output for _, output in outputs]),
+        cached=tuple(output for _, output in outputs),
     )
 
 
-def replaced_dates(frames: Frames, config: RunConfig) -> list[date | None]:
-    """Date partitions this run owns: the window's days, else every date in the input
+def build_frames(
+    spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig, key: bytes
+) -> Frames:
+    """Plan every layer for the given source files in memory, silver parsed straight from the
+    planned bronze (``kafka-audit parse``; a run parses the bronze it wrote instead).
+
+    Args:
+        spark: the session.
+        sources: the files to read.
+        config: the run's window and id.
+        key: the fingerprint key for secrets (``jobs.secrets``).
+    """
+    bronze = build_bronze(spark, sources, config, key)
+    silver = build_silver(bronze.bronze)
+    return Frames(
+        numbered=bronze.numbered,
+        records=bronze.records,
+        bronze=bronze.bronze,
+        silver=silver.silver,
+        quarantine=silver.quarantine,
+        cached=(*bronze.cached, *silver.cached),
+    )
+
+
+def replaced_dates(bronze: DataFrame, config: RunConfig) -> list[date | None]:
+    """Date partitions this run owns: the window's days, else every date of ``bronze``
     (None = records without a timestamp). Collects one small column on the driver."""
     window = config.window_dates()
     if window is not None:
         return list(window)
-    rows = frames.bronze.select("log_date").distinct().collect()
+    rows = bronze.select("log_date").distinct().collect()
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
@@ -141,16 +191,23 @@ def _write_all(
     return results
 
 
-def silver_plan(frames: Frames, coverage: DataFrame) -> Plan:
-    """Bronze, silver, quarantine and the run's ``run_coverage`` rows: the run's date
-    partitions, written before gold, which reads them back."""
+def bronze_plan(bronze: Bronze) -> Plan:
+    """Bronze (``raw_lines``): the run's date partitions, written first; silver is parsed
+    from what it wrote."""
     return [
-        (frames.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
+        (bronze.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
+    ]
+
+
+def silver_plan(silver: Silver, coverage: DataFrame) -> Plan:
+    """Silver, quarantine and the run's ``run_coverage`` rows: the run's date partitions,
+    written before gold, which reads them back."""
+    return [
         *[
-            (frames.silver[name], name, schema, partition)
+            (silver.silver[name], name, schema, partition)
             for name, (schema, partition) in SILVER_TABLES.items()
         ],
-        (frames.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
+        (silver.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
          quarantine.PARTITION_COLUMNS),
         (coverage, run_coverage.TABLE_NAME, run_coverage.RUN_COVERAGE,
          run_coverage.PARTITION_COLUMNS),
@@ -276,52 +333,76 @@ def run(
         InputError / ConfigError: bad inputs or configuration (before anything is written).
         EngineError: the Delta engine cannot be used or a commit failed.
     """
-    with Progress(spark, progress) as stages:
-        return _run(spark, config, java, sources, stages)
+    sources = sources if sources is not None else discover_sources(config.sources)
+    engine = choose_engine(spark, config.engine)
+    lake = Lake(spark, config.lake, engine)
+    size = input_bytes(sources) + lake.size_bytes(list(SILVER_TABLES))
+    with (
+        Progress(spark, progress) as stages,
+        small_input_settings(spark, size),
+    ):
+        return _run(config, java, sources, lake, stages)
+
+
+def input_bytes(sources: Sequence[SourceFile]) -> int:
+    """On-disk bytes of the source files (a file gone since listing counts 0)."""
+    total = 0
+    for source in sources:
+        try:
+            total += source.path.stat().st_size
+        except OSError:
+            continue
+    return total
 
 
 def _run(
-    spark: SparkSession,
     config: RunConfig,
     java: str | None,
-    sources: Sequence[SourceFile] | None,
+    sources: Sequence[SourceFile],
+    lake: Lake,
     stages: Progress,
 ) -> RunSummary:
     started = time.monotonic()
-    sources = sources if sources is not None else discover_sources(config.sources)
+    spark = lake.spark
     log.info("run %s: %d log file(s)", config.run_id, len(sources))
     damaged = damaged_files(sources)
     for path, reason in damaged.items():
         log.warning("%s: %s", terminal(path), reason)
-    engine = choose_engine(spark, config.engine)
-    lake = Lake(spark, config.lake, engine)
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     stages.stage("bronze and silver: parse, write")
-    frames = build_frames(spark, sources, config, key)
-    dates = replaced_dates(frames, config)
+    bronze = build_bronze(spark, sources, config, key)
+    dates = replaced_dates(bronze.bronze, config)
     app_id = attempt_app_id(config.run_id)
+    results = _write_all(lake, bronze_plan(bronze), dates, app_id)
+    # Silver parses the bronze rows just written, read back from the lake: every parser's plan
+    # then starts at a table scan instead of the whole bronze plan (which Spark would analyse
+    # again for each parser, each union and each write), and silver is exactly what bronze
+    # holds.
+    silver = build_silver(
+        written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, "log_date", dates)
+    )
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
-    results = _write_all(lake, silver_plan(frames, coverage), dates, app_id)
+    results += _write_all(lake, silver_plan(silver, coverage), dates, app_id)
     stages.stage("gold: replay rules, write")
     context = gold_context(lake, sources, config, key)
     gold = build_gold(context)
     results += _write_all(lake, gold_plan(context, gold), None, app_id)
     stages.stage("accounting and summary")
     accounting = line_accounting(
-        frames.numbered,
-        records=frames.records,
-        bronze=frames.bronze,
-        parsed=list(frames.silver.values()),
-        quarantine=frames.quarantine,
+        bronze.numbered,
+        records=bronze.records,
+        bronze=bronze.bronze,
+        parsed=list(silver.silver.values()),
+        quarantine=silver.quarantine,
         parsed_families=PARSED_FAMILIES,
     ).orderBy("source_path")
     rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
     readiness, found = audit_summary(lake, dates)
-    for df in [*frames.cached, *gold.cached]:
+    for df in [*bronze.cached, *silver.cached, *gold.cached]:
         df.unpersist()
     return RunSummary(
         run_id=config.run_id,
-        engine=str(engine),
+        engine=str(lake.engine),
         java=java,
         lake=config.lake,
         window=(config.start, config.end),

@@ -1,4 +1,5 @@
-"""One session-scoped local SparkSession for the whole suite (UTC, UI off, one shuffle partition)."""
+"""One session-scoped local SparkSession for the whole suite (UTC, UI off, one shuffle partition,
+the pipeline's small-input settings: the suite's inputs are all small)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from jobs.small_input import SMALL_INPUT_CONF
+
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 
 
@@ -17,7 +20,7 @@ SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 def spark() -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-security-audit-tests")
         .config("spark.ui.enabled", "false")
@@ -27,9 +30,14 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.maxPlanStringLength", "200000")
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-        .getOrCreate()
+        # C1 only (-XX:TieredStopAtLevel=1) was slower here: a pipeline run is long enough
+        # for C2's code to pay off.
+        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
+        .config("spark.python.sql.dataFrameDebugging.enabled", "false")
     )
+    for key, value in SMALL_INPUT_CONF.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

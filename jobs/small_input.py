@@ -1,0 +1,63 @@
+"""Spark settings for small inputs: a run over a few MB should not pay for code generation.
+
+On a few thousand lines a run's cost is fixed cost, not data: Janino compiling the generated
+Java of every whole-stage and every expression, and adaptive execution re-planning each stage
+as a job of its own. Spark evaluates the same expressions interpreted (the results are the
+same: Spark tests both paths against each other), so below ``SMALL_INPUT_BYTES`` the pipeline
+turns both off for the duration of a stage, and puts the session's own values back afterwards
+(a notebook's session is left as it was). Above it, code generation pays for itself.
+
+Measured on this machine (2 cores, ``tests/test_fuzz.py``'s one pipeline run over ~2,600
+lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
+
+SMALL_INPUT_BYTES = 64 * 1024 * 1024
+"""Inputs (log bytes, or silver bytes for gold) below this run without code generation."""
+
+SMALL_INPUT_CONF: Mapping[str, str] = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
+@contextmanager
+def small_input_settings(
+    spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES
+) -> Iterator[bool]:
+    """Within the block, ``SMALL_INPUT_CONF`` applies when ``size_bytes < threshold``.
+
+    Args:
+        spark: the session; its runtime SQL settings are changed and restored.
+        size_bytes: the bytes the block will read (uncompressed size unknown: on-disk size).
+        threshold: the size below which the settings apply; 0 never applies them.
+
+    Yields:
+        Whether the small-input settings apply.
+    """
+    small = size_bytes < threshold
+    if not small:
+        yield False
+        return
+    before = {key: spark.conf.get(key, None) for key in SMALL_INPUT_CONF}
+    log.info("small input (%d bytes): code generation and adaptive execution off", size_bytes)
+    for key, value in SMALL_INPUT_CONF.items():
+        spark.conf.set(key, value)
+    try:
+        yield True
+    finally:
+        for key, previous in before.items():
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
