@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 from jobs.config import RunConfig
 from schemas.findings import FINDINGS
 from schemas.security_metrics import SECURITY_METRICS
+from transforms.frames import union_by_name
 
 
 @dataclass(frozen=True)
@@ -134,12 +135,11 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
         findings.extend(output.findings)
         metrics.extend(output.metrics)
         cached.extend(output.cached)
-    stacked = context.spark.createDataFrame([], FINDINGS)
-    for frame in findings:
-        stacked = stacked.unionByName(frame.select(*FINDINGS.fieldNames()))
-    extra = None
-    for frame in metrics:
-        part = frame.select(*SECURITY_METRICS.fieldNames())
-        extra = part if extra is None else extra.unionByName(part)
+    stacked = union_by_name(
+        [context.spark.createDataFrame([], FINDINGS)]
+        + [frame.select(*FINDINGS.fieldNames()) for frame in findings]
+    )
+    parts = [frame.select(*SECURITY_METRICS.fieldNames()) for frame in metrics]
+    extra = union_by_name(parts) if parts else None
     names = [t.name for t in tables]
     return Gold(tables=tables, findings=stacked, metrics=extra, names=names, cached=cached)

@@ -12,6 +12,7 @@ from jobs.config import RunConfig, SourceSpec
 from jobs.inputs import discover_sources
 from jobs.pipeline import build_frames, input_bytes
 from jobs.small_input import small_input_settings
+from transforms.frames import union_by_name
 from transforms.silver import PARSED_FAMILIES
 
 _JSON_OPTIONS = {"ignoreNullFields": "false", "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"}
@@ -56,10 +57,7 @@ def parsed_json(spark: SparkSession, sources: Sequence[SourceSpec], key: bytes) 
     )
     unparsed = bronze.where(F.col("family").isNull() | ~F.col("family").isin(*PARSED_FAMILIES))
     parts.append(_rows(unparsed, F.col("family"), "out_of_scope", ["level", "logger", "message"]))
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.unionByName(part)
-    return union.orderBy("source_path", "line_number", "json")
+    return union_by_name(parts).orderBy("source_path", "line_number", "json")
 
 
 def print_parsed(

@@ -29,6 +29,11 @@ DEFAULT_CONF: Mapping[str, str] = {
     # round trips per call; a run plans ~14,000 of them): ~10% of a small run. Only error
     # messages lose the Python line.
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # The UI is off, yet Spark's status store keeps the last 1,000 SQL executions, each with
+    # its plan text (up to maxPlanStringLength characters), and 100,000 tasks: heap that a
+    # long session (a notebook, the tests) ends up collecting over and over.
+    "spark.sql.ui.retainedExecutions": "50",
+    "spark.ui.retainedTasks": "10000",
     "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
 }

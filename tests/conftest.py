@@ -34,6 +34,11 @@ def spark() -> Iterator[SparkSession]:
         # for C2's code to pay off.
         .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        # One session runs ~16 pipelines: keep the status store (UI off) from filling the heap.
+        .config("spark.sql.ui.retainedExecutions", "10")
+        .config("spark.ui.retainedJobs", "100")
+        .config("spark.ui.retainedStages", "100")
+        .config("spark.ui.retainedTasks", "1000")
     )
     for key, value in SMALL_INPUT_CONF.items():
         builder = builder.config(key, value)

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from transforms.frames import union_by_name
+
 #: Count columns of ``line_accounting``'s output, in order.
 BUCKETS: tuple[str, ...] = (
     "physical_lines",
@@ -34,11 +36,9 @@ def _tagged(df: DataFrame, bucket: str, weight: str | None = None) -> DataFrame:
 
 
 def _distinct_records(frames: Sequence[DataFrame]) -> DataFrame:
-    keys = [frame.select("source_path", "line_number") for frame in frames]
-    union = keys[0]
-    for frame in keys[1:]:
-        union = union.unionByName(frame)
-    return union.distinct()
+    return union_by_name(
+        [frame.select("source_path", "line_number") for frame in frames]
+    ).distinct()
 
 
 def line_accounting(
@@ -80,9 +80,7 @@ def line_accounting(
         _tagged(quarantine, "quarantined"),
         _tagged(_distinct_records(parsed), "parsed"),
     ]
-    union = frames[0]
-    for frame in frames[1:]:
-        union = union.unionByName(frame)
+    union = union_by_name(frames)
     counts = (
         union.groupBy("source_path")
         .pivot("bucket", [b for b in BUCKETS if b != "outside_window"])

@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas.findings import FINDINGS, MAX_EVIDENCE, SEVERITIES, SUBJECT_TYPES
+from transforms.frames import union_by_name
 
 
 def evidence(source_path: str = "source_path", line_number: str = "line_number") -> Column:
@@ -97,7 +98,5 @@ def to_findings(
 
 def union_findings(parts: Iterable[DataFrame]) -> DataFrame | None:
     """All findings frames in one (by column name); None when there are none."""
-    result: DataFrame | None = None
-    for part in parts:
-        result = part if result is None else result.unionByName(part)
-    return result
+    frames = list(parts)
+    return union_by_name(frames) if frames else None

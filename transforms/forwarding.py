@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from schemas import forwarded_requests as fr
 from transforms.findings import evidence
+from transforms.frames import union_by_name
 
 #: ApiKeys whose ``forwardable`` flag is true (``ApiKeys.java`` at apache/kafka trunk, 2025).
 FORWARDABLE_APIS: tuple[str, ...] = (
@@ -237,11 +238,7 @@ def forwarded_requests(
         {name: F.col(source) for name, source in controller_keys.items()}
     )
     parts = [pairs, broker_only, controller_only, _envelopes(request_events)]
-    shaped = [_shape(part, run_id) for part in parts]
-    result = shaped[0]
-    for part in shaped[1:]:
-        result = result.unionByName(part)
-    return result
+    return union_by_name([_shape(part, run_id) for part in parts])
 
 
 def _shape(df: DataFrame, run_id: str) -> DataFrame:

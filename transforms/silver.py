@@ -32,6 +32,7 @@ from transforms.confluent_audit import (
     parse_confluent_authorization,
 )
 from transforms.connect import parse_connect_rest, parse_connect_worker
+from transforms.frames import union_by_name
 from transforms.quarantine import parsed_rows, quarantine_rows
 from transforms.requests import parse_request_events
 from transforms.tokens import parse_token_manager, token_events_from_requests
@@ -133,13 +134,6 @@ def timed(output: DataFrame) -> DataFrame:
     )
 
 
-def _union(frames: Sequence[DataFrame]) -> DataFrame:
-    result = frames[0]
-    for frame in frames[1:]:
-        result = result.unionByName(frame)
-    return result
-
-
 def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, DataFrame]:
     """Every silver table's rows, exactly in its schema, from the parsers' outputs.
 
@@ -149,7 +143,7 @@ def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, Data
     by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
     for parser, output in outputs:
         by_table[parser.table].append(parsed_rows(output, parser.schema))
-    tables = {name: _union(frames) for name, frames in by_table.items()}
+    tables = {name: union_by_name(frames) for name, frames in by_table.items()}
     derived = token_events_from_requests(tables[request_events.TABLE_NAME])
     tables[token_events.TABLE_NAME] = tables[token_events.TABLE_NAME].unionByName(derived)
     return tables
@@ -157,4 +151,4 @@ def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, Data
 
 def quarantine(outputs: Sequence[tuple[Parser, DataFrame]]) -> DataFrame:
     """Every parser's rejected records, in the quarantine table's schema."""
-    return _union([quarantine_rows(output) for _, output in outputs])
+    return union_by_name([quarantine_rows(output) for _, output in outputs])
