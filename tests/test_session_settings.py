@@ -1,0 +1,74 @@
+"""The session settings a run changes: the small-input settings apply only below the threshold
+and are put back afterwards; ``build_session`` leaves an active session's settings alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from jobs.session import DEFAULT_CONF, build_session
+from jobs.small_input import SMALL_INPUT_BYTES, SMALL_INPUT_CONF, small_input_settings
+
+KEYS = tuple(SMALL_INPUT_CONF)
+
+
+@pytest.fixture
+def own_values(spark: SparkSession) -> Iterator[dict[str, str | None]]:
+    """The test session with values other than the small-input ones (one key unset), put back
+    as the suite had them afterwards."""
+    suite = {key: spark.conf.get(key, None) for key in KEYS}
+    own: dict[str, str | None] = {KEYS[0]: "true", KEYS[1]: "FALLBACK", KEYS[2]: None}
+    for key, value in own.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+    yield {key: spark.conf.get(key, None) for key in KEYS}
+    for key, value in suite.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def test_small_input_sets_then_restores(
+    spark: SparkSession, own_values: dict[str, str | None]
+) -> None:
+    with small_input_settings(spark, SMALL_INPUT_BYTES - 1) as small:
+        assert small is True
+        assert {key: spark.conf.get(key) for key in KEYS} == dict(SMALL_INPUT_CONF)
+    assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+
+
+def test_large_input_changes_nothing(
+    spark: SparkSession, own_values: dict[str, str | None]
+) -> None:
+    with small_input_settings(spark, SMALL_INPUT_BYTES) as small:
+        assert small is False
+        assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+    assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+
+
+def test_restored_when_the_block_fails(
+    spark: SparkSession, own_values: dict[str, str | None]
+) -> None:
+    with pytest.raises(RuntimeError), small_input_settings(spark, 0):
+        raise RuntimeError("a failed stage")
+    assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+
+
+def test_build_session_keeps_an_active_sessions_settings(spark: SparkSession) -> None:
+    """The suite's session has one shuffle partition; the CLI's default is another."""
+    key = "spark.sql.shuffle.partitions"
+    assert DEFAULT_CONF[key] != spark.conf.get(key)
+    before = spark.conf.get(key)
+    same = build_session("another-command", "local[2]", {"spark.sql.caseSensitive": "true"})
+    try:
+        assert same is spark
+        assert spark.conf.get(key) == before
+        assert spark.conf.get("spark.sql.caseSensitive") == "true"  # an explicit setting applies
+        assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
