@@ -22,8 +22,12 @@ AIRFLOW = Path(__file__).resolve().parent.parent / ".venv-airflow" / "bin" / "ai
 SASL_LOG = str(PROJECT_ROOT / "samples" / "sasl-authentication.log")
 
 # Reads the lake with deltalake in the main .venv (the Airflow environment has no deltalake).
+# Ends with os._exit: the deltalake/pyarrow native threads occasionally abort the interpreter's
+# own shutdown ("terminate called without an active exception", SIGABRT; delta-rs issue 2184),
+# after the JSON was printed whole (seen once in CI-like runs of this test). The assertions
+# read the JSON, which must still parse.
 READ_LAKE = """
-import json, sys
+import json, os, sys
 from pathlib import Path
 from deltalake import DeltaTable
 lake = Path(sys.argv[1])
@@ -33,6 +37,8 @@ for name in ("raw_lines", "auth_events", "security_metrics"):
     out[name] = rows
     del rows
 print(json.dumps(out, default=str))
+sys.stdout.flush()
+os._exit(0)
 """
 
 
