@@ -318,6 +318,9 @@ def run(
 ) -> RunSummary:
     """Run the pipeline for ``config``'s inputs and window and write every table.
 
+    Below ``jobs.small_input.SMALL_INPUT_BYTES`` of input (the files plus the lake's silver)
+    the run turns off code generation and adaptive execution, and restores them afterwards.
+
     Args:
         spark: the session (built by the CLI or spark-submit).
         config: the validated run configuration.
@@ -379,8 +382,9 @@ def _run(
     # again for each parser, each union and each write), and silver is exactly what bronze
     # holds.
     silver = build_silver(
-        written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, "log_date", dates)
-    )
+        written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES,
+                raw_lines.PARTITION_COLUMNS[0], dates)
+    )  # fmt: skip
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
     results += _write_all(lake, silver_plan(silver, coverage), dates, app_id)
     stages.stage("gold: replay rules, write")
