@@ -4,8 +4,9 @@ On a few thousand lines a run's cost is fixed cost, not data: Janino compiling t
 Java of every whole-stage and every expression, and adaptive execution re-planning each stage
 as a job of its own. Spark evaluates the same expressions interpreted (the results are the
 same: Spark tests both paths against each other), so below ``SMALL_INPUT_BYTES`` the pipeline
-turns both off for the duration of a stage, and puts the session's own values back afterwards
-(a notebook's session is left as it was). Above it, code generation pays for itself.
+turns both off for the duration of a command (``run``, ``parse``, ``export-ocsf``) and puts
+the session's own values back afterwards (a notebook's session is left as it was). Above it,
+code generation pays for itself.
 
 Measured on this machine (2 cores, ``tests/test_fuzz.py``'s one pipeline run over ~2,600
 lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
@@ -22,7 +23,9 @@ from pyspark.sql import SparkSession
 log = logging.getLogger(__name__)
 
 SMALL_INPUT_BYTES = 64 * 1024 * 1024
-"""Inputs (log bytes, or silver bytes for gold) below this run without code generation."""
+"""A command whose input is smaller runs without code generation: for ``run`` the log files
+plus the lake's silver tables, for ``parse`` the log files, for ``export-ocsf`` the two tables
+it reads (on-disk bytes, ``.gz`` compressed)."""
 
 SMALL_INPUT_CONF: Mapping[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
