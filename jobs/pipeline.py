@@ -48,7 +48,14 @@ from schemas import (
 from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
 from transforms.accounting import BUCKETS, line_accounting
-from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
+from transforms.bronze import (
+    continuation_runs,
+    fold_records,
+    number_lines,
+    to_raw_lines,
+    with_family,
+    with_node_id,
+)
 from transforms.metrics import security_metrics as compute_security_metrics
 from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
 from transforms.silver import quarantine as quarantine_of
@@ -58,7 +65,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Bronze:
-    """The run's bronze layers, lazily planned and persisted (each is read several times)."""
+    """The run's bronze layers: the numbered lines (persisted), the folded records with node
+    ids and families (every record, in or out of the window), and the bronze rows of the
+    window (``schemas.raw_lines.RAW_LINES``)."""
 
     numbered: DataFrame
     records: DataFrame
@@ -97,7 +106,14 @@ def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Colum
 def build_bronze(
     spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig, key: bytes
 ) -> Bronze:
-    """Plan the bronze layers for the given source files (nothing runs until an action).
+    """Plan the bronze layers for the given source files.
+
+    One layer of full text is persisted: the numbered lines, each line's header regex
+    evaluated once. The continuation runs (stack traces: rare lines) are persisted too and
+    materialised here, in one job, so that Spark knows their true size and broadcasts them to
+    the header lines instead of shuffling every record to fold them. The records and the
+    bronze rows are plans over those two; a run writes bronze once and reads it back from the
+    lake for everything after.
 
     Args:
         spark: the session.
@@ -107,16 +123,16 @@ def build_bronze(
     """
     disk = StorageLevel.MEMORY_AND_DISK
     numbered = number_lines(read_lines(spark, sources)).persist(disk)
-    # Persisted: the node-id aggregates and the records themselves all read the fold.
-    folded = fold_records(numbered).persist(disk)
+    runs = continuation_runs(numbered).persist(disk)
+    runs.count()  # materialised: the planner sizes the broadcast from the cached rows
     records = (
-        folded.transform(with_node_id, sources_frame(spark, sources))
+        fold_records(numbered, runs)
+        .transform(with_node_id, sources_frame(spark, sources))
         .transform(with_family)
-        .persist(disk)
     )
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
-    bronze = to_raw_lines(in_run, config.run_id, key).persist(disk)
-    return Bronze(numbered, records, bronze, cached=(numbered, folded, records, bronze))
+    bronze = to_raw_lines(in_run, config.run_id, key)
+    return Bronze(numbered, records, bronze, cached=(numbered, runs))
 
 
 def build_silver(bronze: DataFrame) -> Silver:
@@ -156,13 +172,14 @@ def build_frames(
     )
 
 
-def replaced_dates(bronze: DataFrame, config: RunConfig) -> list[date | None]:
-    """Date partitions this run owns: the window's days, else every date of ``bronze``
-    (None = records without a timestamp). Collects one small column on the driver."""
+def replaced_dates(records: DataFrame, config: RunConfig) -> list[date | None]:
+    """Date partitions this run owns: the window's days, else every date of ``records``
+    (``log_date``; None = records without a timestamp). Collects one small column on the
+    driver."""
     window = config.window_dates()
     if window is not None:
         return list(window)
-    rows = bronze.select("log_date").distinct().collect()
+    rows = records.select("log_date").distinct().collect()
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
@@ -374,17 +391,16 @@ def _run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     stages.stage("bronze and silver: parse, write")
     bronze = build_bronze(spark, sources, config, key)
-    dates = replaced_dates(bronze.bronze, config)
+    dates = replaced_dates(bronze.records, config)
     app_id = attempt_app_id(config.run_id)
     results = _write_all(lake, bronze_plan(bronze), dates, app_id)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan
     # then starts at a table scan instead of the whole bronze plan (which Spark would analyse
     # again for each parser, each union and each write), and silver is exactly what bronze
     # holds.
-    silver = build_silver(
-        written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES,
-                raw_lines.PARTITION_COLUMNS[0], dates)
-    )  # fmt: skip
+    bronze_rows = written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES,
+                          raw_lines.PARTITION_COLUMNS[0], dates)  # fmt: skip
+    silver = build_silver(bronze_rows)
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
     results += _write_all(lake, silver_plan(silver, coverage), dates, app_id)
     stages.stage("gold: replay rules, write")
@@ -395,7 +411,7 @@ def _run(
     accounting = line_accounting(
         bronze.numbered,
         records=bronze.records,
-        bronze=bronze.bronze,
+        bronze=bronze_rows,
         parsed=list(silver.silver.values()),
         quarantine=silver.quarantine,
         parsed_families=PARSED_FAMILIES,

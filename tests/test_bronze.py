@@ -36,6 +36,14 @@ def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
             ("/a.log", ""),
             ("/a.log", HEADER.format(2, "two")),
             ("/b.log", HEADER.format(3, "three")),
+            ("/b.log", "   "),  # a blank line inside a trace does not end it
+            ("/b.log", "\tat b.C(C.java:3)"),
+            ("/b.log", HEADER.format(4, "four")),
+            ("/b.log", "\tat b.D(D.java:4)"),  # the file's last line
+            ("/c.log", "\tat c.E(E.java:5)"),  # two orphan lines around a blank one
+            ("/c.log", ""),
+            ("/c.log", "\tat c.F(F.java:6)"),
+            ("/c.log", HEADER.format(5, "five")),
         ],
     )
     got = fold_records(number_lines(lines)).select(
@@ -47,7 +55,10 @@ def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
             ("/a.log", 3, 3, "log4j", "boom one",
              "java.lang.IllegalStateException: x\n\tat a.B(B.java:2)"),
             ("/a.log", 7, 1, "log4j", "boom two", None),
-            ("/b.log", 1, 1, "log4j", "boom three", None),
+            ("/b.log", 1, 2, "log4j", "boom three", "\tat b.C(C.java:3)"),
+            ("/b.log", 4, 2, "log4j", "boom four", "\tat b.D(D.java:4)"),
+            ("/c.log", 1, 2, "unknown", None, "\tat c.F(F.java:6)"),
+            ("/c.log", 4, 1, "log4j", "boom five", None),
         ],
         "source_path string, line_number long, line_count int, layout string, message string, "
         "continuation string",

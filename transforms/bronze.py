@@ -1,7 +1,8 @@
 """Bronze: physical lines -> one log record per row, with layout, time, node identity, family.
 
 The steps, each a pure transform the ingest job chains with ``DataFrame.transform``:
-``number_lines`` -> ``fold_records`` -> ``with_node_id`` -> ``with_family`` -> ``to_raw_lines``.
+``number_lines`` -> ``continuation_runs`` + ``fold_records`` -> ``with_node_id`` ->
+``with_family`` -> ``to_raw_lines``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pyspark.sql import functions as F
 
 from schemas.raw_lines import RAW_LINES
 from transforms.families import family_of
+from transforms.frames import union_by_name
 from transforms.layout import local_log_ts, with_header_fields
 from transforms.redaction import with_secrets_fingerprinted
 
@@ -31,9 +33,13 @@ _NODE_ID_PATTERN = (
     r"\[StandardAuthorizer |\[KafkaServer id=|\[BrokerServer id=|\[ControllerServer id=|"
     r"\[Worker clientId=)([^,\]\s]+)"
 )
-#: Substrings every ``_NODE_ID_PATTERN`` match contains (``Id=`` covers nodeId=, brokerId=,
-#: clientId=; `` id=`` the four ``[... id=`` prefixes).
-_NODE_ID_MARKERS = ("Id=", " id=", "[Token Manager on Node ", "[StandardAuthorizer ")
+#: Substrings every ``_NODE_ID_PATTERN`` match contains (`` id=`` covers the four
+#: ``[... id=`` prefixes). Not ``Id=`` alone: every pre-2.8 request-log line has
+#: ``clientId=`` and ``correlationId=`` and would go through the regex.
+_NODE_ID_MARKERS = (
+    "nodeId=", "brokerId=", " id=", "[Token Manager on Node ", "[StandardAuthorizer ",
+    "[Worker clientId=",
+)  # fmt: skip
 
 
 def number_lines(lines: DataFrame) -> DataFrame:
@@ -84,47 +90,99 @@ def number_lines(lines: DataFrame) -> DataFrame:
     )
 
 
-def fold_records(numbered: DataFrame) -> DataFrame:
-    """Fold continuation lines (stack traces) into the record whose header precedes them.
+def continuation_runs(numbered: DataFrame) -> DataFrame:
+    """The continuation lines (stack traces) of each file, grouped by the record they belong to.
 
     Input columns: the output of ``number_lines``.
+    Output columns: source_path (string), anchor_line (long: the line number of the header
+    line the run follows; null for a run at the start of a file, before any header),
+    lines (array<struct<line_number long, value string>>, the run's continuation lines in
+    file order; never empty).
+
+    Only the lines that are not headers (continuation, blank and comment lines, rare in real
+    logs) are shuffled and ordered: consecutive line numbers among them form a run (gaps and
+    islands: ``line_number - row_number`` is constant within a run), and the line just
+    before a run is, by construction, a header. Blank and comment lines inside a run are not
+    record text and are left out, as are runs made of them alone.
+    """
+    in_file = Window.partitionBy("source_path").orderBy("line_number")
+    others = numbered.where(F.col("line_kind") != HEADER).select(
+        "source_path",
+        "line_number",
+        "line_kind",
+        "value",
+        (F.col("line_number") - F.row_number().over(in_file)).alias("_island"),
+    )
+    trace_line = F.when(F.col("line_kind") == CONTINUATION, F.struct("line_number", "value"))
+    runs = others.groupBy("source_path", "_island").agg(
+        F.min("line_number").alias("_run_start"),
+        F.sort_array(F.collect_list(trace_line)).alias("lines"),
+    )
+    return runs.where(F.size("lines") > 0).select(
+        "source_path",
+        F.when(F.col("_run_start") > 1, F.col("_run_start") - 1).alias("anchor_line"),
+        "lines",
+    )
+
+
+_HEADER_FIELDS = (
+    "line_prefix", "ts_text", "level", "logger", "logger_line", "thread", "message",
+)  # fmt: skip
+
+
+def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFrame:
+    """Fold continuation lines (stack traces) into the record whose header precedes them.
+
+    Args:
+        numbered: the output of ``number_lines``.
+        runs: ``continuation_runs(numbered)``, when the caller has it already (persisted and
+            counted, its true size lets Spark broadcast it to the headers instead of
+            shuffling every record); computed here otherwise.
+
     Output columns: source_path, line_number (long, the record's first line), line_count (int),
     layout (string; ``unknown`` for continuation lines before any header in the file), raw
-    (string, the first line), line_prefix, ts_text, level, logger, logger_line, thread,
+    (string, the first line), line_prefix, ts_text, level, logger, logger_line (int), thread,
     message, continuation (string: continuation lines joined by ``\\n``, null if none).
 
     Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
     them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
-    one record of layout ``unknown``.
+    one record of layout ``unknown``. Header lines are never shuffled: each is joined by
+    equality to the run that follows it (``continuation_runs``).
     """
-    in_file = (
-        Window.partitionBy("source_path")
-        .orderBy("line_number")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    runs = continuation_runs(numbered) if runs is None else runs
+    traces = runs.where(F.col("anchor_line").isNotNull()).select(
+        "source_path",
+        F.col("anchor_line").alias("line_number"),
+        F.size("lines").alias("_traced"),
+        F.array_join(F.transform("lines", lambda x: x["value"]), "\n").alias("continuation"),
     )
-    records = numbered.where(F.col("line_kind").isin(HEADER, CONTINUATION)).withColumn(
-        "record_seq", F.sum((F.col("line_kind") == HEADER).cast("long")).over(in_file)
-    )
-    fields = [
-        "line_number", "value", "layout", "line_prefix", "ts_text", "level", "logger",
-        "logger_line", "thread", "message",
-    ]  # fmt: skip
-    grouped = records.groupBy("source_path", "record_seq").agg(
-        F.sort_array(F.collect_list(F.struct(*fields))).alias("lines")
+    headers = (
+        numbered.where(F.col("line_kind") == HEADER)
+        .join(traces, ["source_path", "line_number"], "left")
+        .select(
+            "source_path",
+            "line_number",
+            (F.coalesce(F.col("_traced"), F.lit(0)) + 1).cast("int").alias("line_count"),
+            "layout",
+            F.col("value").alias("raw"),
+            *_HEADER_FIELDS,
+            "continuation",
+        )
     )
     first = F.get(F.col("lines"), 0)
     rest = F.slice(F.col("lines"), 2, F.size("lines"))
-    return grouped.select(
+    orphans = runs.where(F.col("anchor_line").isNull()).select(
         "source_path",
         first["line_number"].alias("line_number"),
-        F.size("lines").alias("line_count"),
-        F.coalesce(first["layout"], F.lit("unknown")).alias("layout"),
+        F.size("lines").cast("int").alias("line_count"),
+        F.lit("unknown").alias("layout"),
         first["value"].alias("raw"),
-        *[first[name].alias(name) for name in fields[3:]],
+        *[F.lit(None).cast(numbered.schema[name].dataType).alias(name) for name in _HEADER_FIELDS],
         F.nullif(F.array_join(F.transform(rest, lambda x: x["value"]), "\n"), F.lit("")).alias(
             "continuation"
         ),
     )
+    return union_by_name([headers, orphans])
 
 
 def node_id_in_message(message: Column) -> Column:
@@ -216,7 +274,10 @@ def to_raw_lines(records: DataFrame, run_id: str, fingerprint_key: bytes) -> Dat
     columns = {field.name: F.col(field.name) for field in RAW_LINES.fields}
     columns["run_id"] = F.lit(run_id)
     secret_columns = ("raw", "message", "continuation")
-    redacted = with_secrets_fingerprinted(records, secret_columns, fingerprint_key)
+    # A record's message is a piece of its raw line: the pre-test reads raw and continuation.
+    redacted = with_secrets_fingerprinted(
+        records, secret_columns, fingerprint_key, covering=("raw", "continuation")
+    )
     return redacted.select(
         *[columns[f.name].cast(f.dataType).alias(f.name) for f in RAW_LINES.fields]
     )

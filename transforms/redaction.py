@@ -191,45 +191,66 @@ def redact_with(text: Column, fp_map: Column) -> Column:
     return redact_secrets(F.when(fp_map.isNull(), text).otherwise(with_string))
 
 
-def with_secrets_fingerprinted(df: DataFrame, columns: Sequence[str], key: bytes) -> DataFrame:
+def with_secrets_fingerprinted(
+    df: DataFrame,
+    columns: Sequence[str],
+    key: bytes,
+    covering: Sequence[str] | None = None,
+) -> DataFrame:
     """Replace the secrets in ``columns`` with keyed fingerprints.
 
+    ``covering``: the columns whose texts together contain every text of ``columns`` (a
+    record's raw line contains its message), so the pre-test scans each character once;
+    ``columns`` when None.
+
     Input columns: ``columns`` (string). Output columns: the same columns, redacted; nothing
-    else changes (row order is not kept). One fingerprint map per row is computed from all
-    ``columns`` together, so a token appearing in two columns gets one fingerprint. Only rows
-    that mention a secret key at all go through the regexes and the UDF; the rest (nearly every
-    log line) pass through untouched, after a substring pre-test (``mentions_secret_key``).
+    else changes. One fingerprint map per row is computed from all ``columns`` together, so a
+    token appearing in two columns gets one fingerprint. Only rows that mention a secret key
+    at all go through the regexes and the UDF (a substring pre-test, ``mentions_secret_key``,
+    then ``_ANY_SECRET``); the rest (nearly every log line) keep their text, in one pass over
+    ``df``: the rows are never split and united again, which would evaluate ``df``'s plan
+    twice.
 
     The result equals ``redact_with`` applied to each column with ``secret_fingerprint_map``,
-    but each step is its own projection over columns computed once: the secret values, then
-    the UDF over them (one Arrow evaluation per row), then the JSON pass, the ``key=value``
-    pass and the safety net, each reading the previous one's column rather than re-deriving it.
-    A secret value split across two lines (``redact_split_values``) loses the rest that starts
-    the next line first.
+    but each step is its own projection over columns computed once: the candidate flag, the
+    secret values, then the UDF over them (one Arrow evaluation per row; null, and no work,
+    for rows that are not candidates), then the JSON pass, the ``key=value`` pass and the
+    safety net, each reading the previous one's column rather than re-deriving it. A secret
+    value split across two lines (``redact_split_values``) loses the rest that starts the next
+    line first.
     """
     texts = [F.col(c) for c in columns]
-    pretest = reduce(operator.or_, [mentions_secret_key(t) for t in texts])
+    pretest = reduce(operator.or_, [mentions_secret_key(F.col(c)) for c in covering or columns])
     joined = F.concat_ws("\n", *texts)
-    candidate = F.coalesce(pretest & joined.rlike(_ANY_SECRET), F.lit(False))
-    values, fp_map = "_secret_values", "_secret_fingerprints"
+    flag, values, fp_map = "_secret_candidate", "_secret_values", "_secret_fingerprints"
+    candidate = F.col(flag)
+
+    def only_candidates(updates: dict[str, Column]) -> dict[str, Column]:
+        return {c: F.when(candidate, expr).otherwise(F.col(c)) for c, expr in updates.items()}
+
     split = {}
     if "raw" in columns and "continuation" in columns:
         split["continuation"] = redact_split_values(F.col("raw"), F.col("continuation"))
-    cleaned = (
-        df.where(candidate)
-        .withColumns(split)
-        .withColumn(values, secret_values(joined))
+    return (
+        # ``when``, not ``&``: the pre-test is null for a null text (most rows have no
+        # continuation), and ``null AND x`` evaluates x, the regex, on every row.
+        df.withColumn(flag, F.coalesce(F.when(pretest, joined.rlike(_ANY_SECRET)), F.lit(False)))
+        .withColumns(only_candidates(split))
+        .withColumn(values, F.when(candidate, secret_values(joined)))
         .withColumn(fp_map, F.map_from_arrays(F.col(values), fingerprints(F.col(values), key)))
         .withColumns(
-            {c: _replace_all(F.col(c), _JSON_SECRET, F.col(fp_map), True) for c in columns}
+            only_candidates(
+                {c: _replace_all(F.col(c), _JSON_SECRET, F.col(fp_map), True) for c in columns}
+            )
         )
         .withColumns(
-            {c: _replace_all(F.col(c), _STRING_SECRET, F.col(fp_map), False) for c in columns}
+            only_candidates(
+                {c: _replace_all(F.col(c), _STRING_SECRET, F.col(fp_map), False) for c in columns}
+            )
         )
-        .withColumns({c: redact_secrets(F.col(c)) for c in columns})
-        .drop(values, fp_map)
+        .withColumns(only_candidates({c: redact_secrets(F.col(c)) for c in columns}))
+        .drop(flag, values, fp_map)
     )
-    return df.where(~candidate).unionByName(cleaned)
 
 
 def redact_split_values(first_line: Column, rest: Column) -> Column:
