@@ -65,11 +65,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Bronze:
-    """The run's bronze layers: the numbered lines (persisted), the folded records with node
-    ids and families (every record, in or out of the window), and the bronze rows of the
-    window (``schemas.raw_lines.RAW_LINES``)."""
+    """The run's bronze layers: the numbered lines (persisted), the folded records (every
+    record, in or out of the window), the same with node ids and families, and the bronze rows
+    of the window (``schemas.raw_lines.RAW_LINES``)."""
 
     numbered: DataFrame
+    folded: DataFrame
     records: DataFrame
     bronze: DataFrame
     cached: tuple[DataFrame, ...]
@@ -125,14 +126,11 @@ def build_bronze(
     numbered = number_lines(read_lines(spark, sources)).persist(disk)
     runs = continuation_runs(numbered).persist(disk)
     runs.count()  # materialised: the planner sizes the broadcast from the cached rows
-    records = (
-        fold_records(numbered, runs)
-        .transform(with_node_id, sources_frame(spark, sources))
-        .transform(with_family)
-    )
+    folded = fold_records(numbered, runs)
+    records = folded.transform(with_node_id, sources_frame(spark, sources)).transform(with_family)
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
     bronze = to_raw_lines(in_run, config.run_id, key)
-    return Bronze(numbered, records, bronze, cached=(numbered, runs))
+    return Bronze(numbered, folded, records, bronze, cached=(numbered, runs))
 
 
 def build_silver(bronze: DataFrame) -> Silver:
@@ -161,14 +159,16 @@ def build_frames(
         key: the fingerprint key for secrets (``jobs.secrets``).
     """
     bronze = build_bronze(spark, sources, config, key)
-    silver = build_silver(bronze.bronze)
+    # Persisted here (a run reads it back from the lake instead): every parser reads it.
+    rows = bronze.bronze.persist(StorageLevel.MEMORY_AND_DISK)
+    silver = build_silver(rows)
     return Frames(
         numbered=bronze.numbered,
         records=bronze.records,
-        bronze=bronze.bronze,
+        bronze=rows,
         silver=silver.silver,
         quarantine=silver.quarantine,
-        cached=(*bronze.cached, *silver.cached),
+        cached=(*bronze.cached, rows, *silver.cached),
     )
 
 
@@ -410,7 +410,8 @@ def _run(
     stages.stage("accounting and summary")
     accounting = line_accounting(
         bronze.numbered,
-        records=bronze.records,
+        # The folded records: the same rows as ``records`` without the node-id passes.
+        records=bronze.folded,
         bronze=bronze_rows,
         parsed=list(silver.silver.values()),
         quarantine=silver.quarantine,
