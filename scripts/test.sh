@@ -10,7 +10,9 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 set +e
-.venv/bin/pytest "$@"
+# Two workers, whole modules each (their module-scoped lakes and pipeline runs stay shared): a
+# small run is mostly Spark planning on one thread, so one JVM leaves the second core idle.
+.venv/bin/pytest -n 2 --dist loadfile "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

@@ -1,5 +1,6 @@
-"""One session-scoped local SparkSession for the whole suite (UTC, UI off, one shuffle partition,
-the pipeline's small-input settings: the suite's inputs are all small)."""
+"""One session-scoped local SparkSession per pytest process (``scripts/test.sh`` runs two
+workers; UTC, UI off, one shuffle partition, the pipeline's small-input settings: the suite's
+inputs are all small), and the longest modules collected first."""
 
 from __future__ import annotations
 
@@ -66,3 +67,26 @@ def samples_lake(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
     )
     assert summary.balanced, summary.render()
     return lake
+
+
+#: The longest modules (several pipeline runs, spark-submit, a standalone cluster), collected
+#: first: ``scripts/test.sh`` gives whole modules to two workers in collection order, and a long
+#: module started last would run alone at the end.
+LONGEST_FIRST = (
+    "test_reruns.py",
+    "test_standalone_cluster.py",
+    "test_pipeline.py",
+    "test_spark_submit.py",
+    "test_gold_reauth.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Move the ``LONGEST_FIRST`` modules to the front, in that order; the order of every
+    other test is kept."""
+
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)
