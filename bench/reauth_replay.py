@@ -26,6 +26,7 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
+from transforms.reauth import connections
 from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame
 from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
 from transforms.reauth_sessions import ReplayWindows
@@ -163,7 +164,7 @@ def replay(spark: SparkSession, auth_path: Path, request_path: Path) -> float:
     )
     replayed = replay_frames(
         auth,
-        requests,
+        connections(requests),
         props,
         spark.createDataFrame([], REAUTH_SESSIONS),
         capabilities_frame(spark, DEFAULT_CAPABILITIES),

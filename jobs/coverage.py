@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 
 from jobs.lake import Lake
 from schemas import run_coverage
+from transforms.frames import local_frame
 
 APP = "kafka-security-audit"
 
@@ -28,7 +29,7 @@ def coverage_frame(
     """``run_coverage`` rows (``schemas.run_coverage.RUN_COVERAGE``) for the days a run
     replaced; records without a timestamp (the None date) cover no day."""
     rows = [(day, windowed, run_id) for day in sorted(d for d in set(dates) if d is not None)]
-    return spark.createDataFrame(rows, run_coverage.RUN_COVERAGE)
+    return local_frame(spark, rows, run_coverage.RUN_COVERAGE)
 
 
 def _midnight(day: date) -> datetime:

@@ -39,6 +39,7 @@ from pyspark.sql.types import StructType
 
 from jobs.delta_rs_files import WriteSpec, arrow_schema, delete_files, write_files
 from jobs.errors import EngineError
+from transforms.frames import local_frame
 
 SOURCE_NAME = "kafka_audit_delta_rs"
 WRITE_ID_KEY = "kafkaAuditWriteId"  # commit info keys
@@ -280,6 +281,6 @@ def read(spark: SparkSession, path: str, schema: StructType) -> DataFrame:
     """
     uris = DeltaTable(path).file_uris() if DeltaTable.is_deltatable(path) else []
     if not uris:
-        return spark.createDataFrame([], schema)
+        return local_frame(spark, [], schema)
     files = spark.read.schema(schema).option("basePath", path).parquet(*uris)
     return files.select(*schema.fieldNames())

@@ -19,7 +19,7 @@ from pyspark.sql.types import StructType
 from jobs.config import RunConfig
 from schemas.findings import FINDINGS
 from schemas.security_metrics import SECURITY_METRICS
-from transforms.frames import union_by_name
+from transforms.frames import local_frame, union_by_name
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
         metrics.extend(output.metrics)
         cached.extend(output.cached)
     stacked = union_by_name(
-        [context.spark.createDataFrame([], FINDINGS)]
+        [local_frame(context.spark, [], FINDINGS)]
         + [frame.select(*FINDINGS.fieldNames()) for frame in findings]
     )
     parts = [frame.select(*SECURITY_METRICS.fieldNames()) for frame in metrics]

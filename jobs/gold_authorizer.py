@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -67,7 +68,9 @@ def build(context: GoldContext) -> GoldOutput:
     rules = area_rules(context.config, "authorizer", AuthorizerRules)
     run_id = context.config.run_id
     decisions = context.silver[authz_decisions.TABLE_NAME]
-    events = rules_.readiness_events(context.bronze)
+    # A few lines of every node's log, read by the table and two findings: bronze (the whole
+    # text of the lake) is scanned once.
+    events = rules_.readiness_events(context.bronze).persist(StorageLevel.MEMORY_AND_DISK)
     table = rules_.readiness_windows(
         events, context.silver[request_events.TABLE_NAME], context.node_properties, run_id
     )
@@ -122,4 +125,5 @@ def build(context: GoldContext) -> GoldOutput:
             ),
         ),
         findings=findings,
+        cached=(events,),
     )

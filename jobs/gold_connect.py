@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DateType, StructField, StructType
 
 from jobs.config import area_rules
 from jobs.gold import GoldContext, GoldOutput, GoldTable
@@ -19,6 +20,7 @@ from schemas import connect_requests as cr
 from schemas import connect_session_keys as sk
 from transforms import connect_signing as signing
 from transforms.findings import to_findings
+from transforms.frames import local_frame
 
 KIP = "KIP-507"
 
@@ -141,8 +143,8 @@ def build(context: GoldContext) -> GoldOutput:
         requests,
         context.node_properties,
         # Every update's predecessor is in the lake's silver: no earlier row is read.
-        context.spark.createDataFrame([], sk.CONNECT_SESSION_KEYS),
-        context.spark.createDataFrame([], "event_date date"),
+        local_frame(context.spark, [], sk.CONNECT_SESSION_KEYS),
+        local_frame(context.spark, [], StructType([StructField("event_date", DateType())])),
         tolerance_ms=rules.rotation_tolerance_ms,
         run_id=run_id,
     )

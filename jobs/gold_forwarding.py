@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pyspark import StorageLevel
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -69,7 +70,7 @@ def build(context: GoldContext) -> GoldOutput:
         tolerance_ms=rules.pairing_tolerance_ms,
         window=context.window,
         run_id=run_id,
-    )
+    ).persist(StorageLevel.MEMORY_AND_DISK)  # the table, two findings and the metrics read it
     denied = to_findings(
         forwarding.envelope_denials(table, context.silver[authz_decisions.TABLE_NAME]),
         rule_id="forwarding.envelope_cluster_action_denied",
@@ -116,4 +117,5 @@ def build(context: GoldContext) -> GoldOutput:
         ),
         findings=(denied, mismatch),
         metrics=(metrics,),
+        cached=(table,),
     )

@@ -13,6 +13,8 @@ from jobs.gold import GoldContext, GoldOutput, GoldTable
 from schemas import auth_events, request_events
 from schemas import reauth_readiness as readiness_schema
 from schemas import reauth_sessions as sessions_schema
+from transforms.frames import local_frame
+from transforms.reauth import connections
 from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame, parse_capabilities
 from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
 from transforms.reauth_sessions import ReplayWindows, replay
@@ -76,11 +78,13 @@ def build(context: GoldContext) -> GoldOutput:
     run_id = context.config.run_id
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
+    # Read in six places by the replay: the request log is aggregated once.
+    conns = connections(requests).persist(StorageLevel.MEMORY_AND_DISK)
     result = replay(
         auth,
-        requests,
+        conns,
         context.node_properties,
-        context.spark.createDataFrame([], sessions_schema.REAUTH_SESSIONS),
+        local_frame(context.spark, [], sessions_schema.REAUTH_SESSIONS),
         capabilities_frame(context.spark, rules.capabilities),
         windows=ReplayWindows(rules.handshake_max_gap_ms, rules.pairing_window_ms, rules.idle_ms),
         as_of=context.as_of,
@@ -108,5 +112,5 @@ def build(context: GoldContext) -> GoldOutput:
             reauth_findings(sessions_df, result.handshakes, rules.failed_reauth_threshold, run_id)
         ),
         metrics=(reauth_metrics(sessions_df, result.kills, run_id),),
-        cached=(sessions_df,),
+        cached=(conns, sessions_df),
     )

@@ -19,6 +19,7 @@ from jobs.gold import GoldContext, GoldOutput, GoldTable
 from schemas import token_lifecycle as tl
 from schemas.token_events import MODE_KRAFT, MODE_ZOOKEEPER
 from transforms import token_findings as tf
+from transforms.frames import local_frame
 from transforms.token_hmac import with_hmac_verified
 from transforms.token_lifecycle import lifecycle_rows, replay_lifecycle, token_config
 
@@ -80,7 +81,7 @@ def build(context: GoldContext) -> GoldOutput:
     # The table and every rule read the replay: computed once (tiny: one row per token).
     # Every token's whole history is replayed from silver: no earlier lifecycle row is merged.
     replayed = replay_lifecycle(
-        context.spark.createDataFrame([], tl.TOKEN_LIFECYCLE),
+        local_frame(context.spark, [], tl.TOKEN_LIFECYCLE),
         events,
         config,
         as_of=context.as_of,

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from jobs.inputs import SourceFile, source_rows
+from transforms.frames import local_frame
 
 SOURCES_SCHEMA = StructType(
     [
@@ -69,4 +70,4 @@ def read_lines(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
 
 def sources_frame(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
     """The small per-file metadata DataFrame (``SOURCES_SCHEMA``) that bronze broadcasts."""
-    return spark.createDataFrame(source_rows(sources), SOURCES_SCHEMA)
+    return local_frame(spark, source_rows(sources), SOURCES_SCHEMA)

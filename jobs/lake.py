@@ -30,6 +30,7 @@ from pyspark.sql.types import DateType, StructType
 from jobs import delta_rs_source
 from jobs.delta_rs_files import WriteSpec
 from jobs.errors import EngineError
+from transforms.frames import local_frame
 
 logger = logging.getLogger(__name__)
 
@@ -237,7 +238,7 @@ class Lake:
         if self._engine is Engine.EMBEDDED:
             return delta_rs_source.read(self._spark, path, schema)
         if not self.exists(table):
-            return self._spark.createDataFrame([], schema)
+            return local_frame(self._spark, [], schema)
         return self._spark.read.format("delta").load(path).select(*schema.fieldNames())
 
 

@@ -56,6 +56,7 @@ from transforms.bronze import (
     with_family,
     with_node_id,
 )
+from transforms.frames import local_frame
 from transforms.metrics import security_metrics as compute_security_metrics
 from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
 from transforms.silver import quarantine as quarantine_of
@@ -277,7 +278,7 @@ def gold_context(
     keys) is replayed from silver each run, so it cannot be applied twice (docs/reruns.md).
     """
     spark = lake.spark
-    node_properties = spark.createDataFrame(node_property_rows(sources), NODE_PROPERTIES)
+    node_properties = local_frame(spark, node_property_rows(sources), NODE_PROPERTIES)
     configs = [s.config.properties for s in sources if s.config is not None]
     return GoldContext(
         spark=spark,

@@ -35,6 +35,7 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
+from transforms.reauth import connections
 from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame, version_key
 from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
 from transforms.reauth_sessions import ReplayWindows
@@ -165,7 +166,7 @@ def replay(spark: SparkSession) -> dict[str, DataFrame]:
     props = spark.createDataFrame(PROPERTIES, NODE_PROPERTIES)
     replayed = replay_frames(
         auth_df,
-        requests,
+        connections(requests),
         props,
         spark.createDataFrame([], REAUTH_SESSIONS),
         capabilities_frame(spark, DEFAULT_CAPABILITIES),
@@ -347,7 +348,7 @@ def test_session_crossing_midnight_continues_from_the_previous_run(
     ])  # fmt: skip
     day2 = replay_frames(
         auth_df,
-        requests,
+        connections(requests),
         spark.createDataFrame(PROPERTIES, NODE_PROPERTIES),
         previous,
         capabilities_frame(spark, DEFAULT_CAPABILITIES),

@@ -23,6 +23,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from transforms.frames import local_frame
+
 #: Kafka's default: 0 = sessions never expire.
 DEFAULT_MAX_REAUTH_MS = 0
 
@@ -68,7 +70,7 @@ def parse_capabilities(entries: Iterable[str]) -> list[tuple[str, str | None]]:
 
 def capabilities_frame(spark: SparkSession, entries: Iterable[str]) -> DataFrame:
     """The capability table as a DataFrame of :data:`CAPABILITY_SCHEMA`."""
-    return spark.createDataFrame(parse_capabilities(entries), CAPABILITY_SCHEMA)
+    return local_frame(spark, parse_capabilities(entries), CAPABILITY_SCHEMA)
 
 
 def version_key(version: Column) -> Column:

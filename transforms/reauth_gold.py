@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
 
 from schemas import auth_events as ae
 from schemas.reauth_readiness import REAUTH_READINESS
 from schemas.security_metrics import SECURITY_METRICS
 from transforms.findings import evidence, seen, to_findings
+from transforms.frames import local_frame
 from transforms.metrics import WINDOWS, windowed_counts
 from transforms.reauth import plus_millis
 
@@ -115,6 +117,9 @@ def latency_metrics(sessions: DataFrame, run_id: str) -> DataFrame:
     return result.select(*[F.col(f.name).cast(f.dataType) for f in SECURITY_METRICS.fields])
 
 
+_CANDIDATES = StructType([StructField("candidate_ms", LongType(), True)])
+
+
 def readiness(
     sessions: DataFrame, requests: DataFrame, candidates_ms: tuple[int, ...], run_id: str
 ) -> DataFrame:
@@ -149,7 +154,7 @@ def readiness(
         "activity_date",
     )
     spark = sessions.sparkSession
-    values = spark.createDataFrame([(int(v),) for v in candidates_ms], "candidate_ms long")
+    values = local_frame(spark, [(int(v),) for v in candidates_ms], _CANDIDATES)
     examined = population.crossJoin(F.broadcast(values))
     reqs = requests.select(
         F.col("node_id").alias("_r_node"),

@@ -27,7 +27,6 @@ from schemas.reauth_sessions import REAUTH_SESSIONS
 from transforms.reauth import (
     NOT_SASL,
     attach_to_connections,
-    connections,
     handshakes,
     kills,
     millis_between,
@@ -399,7 +398,7 @@ class Replay(NamedTuple):
 
 def replay(
     auth_events: DataFrame,
-    request_events: DataFrame,
+    conns: DataFrame,
     node_properties: DataFrame,
     previous_open: DataFrame,
     capabilities: DataFrame,
@@ -409,10 +408,15 @@ def replay(
     run_id: str,
 ) -> Replay:
     """The whole KIP-368 replay from silver: handshakes (``transforms.reauth.handshakes``),
-    connections, kills (``transforms.reauth_gold.kills``) and sessions (:func:`sessions`).
+    kills (``transforms.reauth_gold.kills``) and sessions (:func:`sessions`) on the
+    connections of the request log.
 
     Args:
-        auth_events / request_events: silver rows.
+        auth_events: silver rows.
+        conns: ``transforms.reauth.connections`` of silver ``request_events``. The replay
+            reads it in six places (pairing, re-authentications, failures, kills, starts,
+            sessions): a caller that persists it aggregates the request log once, not six
+            times (Spark reuses no exchange between branches whose columns differ).
         node_properties: ``schemas.node_properties.NODE_PROPERTIES`` rows
             (``connections.max.reauth.ms`` and its prefixed forms, ``listeners``).
         previous_open: the previous run's ``reauth_sessions`` rows still open at its end.
@@ -422,7 +426,6 @@ def replay(
         run_id: the run.
     """
     shakes = handshakes(auth_events, windows.handshake_max_gap_ms)
-    conns = connections(request_events)
     pairs = pair_initial_authentications(shakes, conns, windows.pairing_window_ms)
     kind = F.col("event_type")
     reauth_ok = attach_to_connections(
