@@ -1,12 +1,11 @@
-"""Task side of the embedded Delta engine: Parquet data files and their Delta add actions.
+"""Files of the embedded Delta engine: Parquet data files and their Delta add actions.
 
-A Spark task writes its rows straight into the table folder, Hive-style
+Spark's own Parquet writer writes a write's rows into a staging folder, Hive-style
 (``log_date=2026-11-20/``, null -> ``log_date=__HIVE_DEFAULT_PARTITION__/``), partition columns
-left out of the files (Delta convention), one file per partition per task, with the statistics
-Delta expects (numRecords, minValues, maxValues, nullCount of the top-level primitive columns).
-
-Runs in Spark's Python workers; ``jobs.lake`` ships this module by value, so it imports nothing
-from the project and other modules import names from it (``from ... import``), never the module.
+left out of the files (Delta convention), one file per partition per task.
+:func:`staged_adds` moves them into the table folder and describes each with the statistics
+Delta expects (numRecords, minValues, maxValues, nullCount of the top-level primitive columns),
+read from the Parquet footers.
 """
 
 from __future__ import annotations
@@ -16,12 +15,10 @@ import datetime
 import json
 import posixpath
 import time
-import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import to_arrow_schema
@@ -29,7 +26,6 @@ from pyspark.sql.types import StructType
 
 NULL_PARTITION_DIR = "__HIVE_DEFAULT_PARTITION__"
 STRING_STATS_PREFIX = 32  # Delta's default: string min/max statistics keep 32 characters
-ROW_GROUP_ROWS = 131_072  # rows buffered per file before a Parquet row group is written
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -98,33 +94,17 @@ def _ts_text(millis: int, tz: bool) -> str:
 
 @dataclasses.dataclass
 class _ColumnStats:
-    """Running min, max and null count of one column of one file."""
+    """Min, max and null count of one column of one file."""
 
     kind: str
     tz: bool = False
     nulls: int = 0
     low: Any = None
     high: Any = None
-    unusable: bool = False  # NaN or infinity seen: no min/max for this file
-
-    def update(self, values: pa.ChunkedArray) -> None:
-        """Args: values: the column's values in the rows just written."""
-        self.nulls += values.null_count
-        if not self.kind or self.unusable:
-            return
-        if self.kind == "ts":
-            values = values.cast(pa.int64())
-        elif self.kind == "float" and pc.any(pc.invert(pc.is_finite(values))).as_py():
-            self.unusable = True
-            return
-        low, high = (pc.min_max(values)[key].as_py() for key in ("min", "max"))
-        if low is not None:
-            self.low = low if self.low is None else min(self.low, low)
-            self.high = high if self.high is None else max(self.high, high)
 
     def min_max(self) -> tuple[Any, Any]:
         """Returns: (min, max) in Delta's JSON form; either is None when not recorded."""
-        if self.low is None or self.unusable:
+        if self.low is None:
             return None, None
         if self.kind == "ts":  # Delta keeps milliseconds: round min down and max up
             return _ts_text(self.low // 1000, self.tz), _ts_text(-(-self.high // 1000), self.tz)
@@ -136,132 +116,101 @@ class _ColumnStats:
         return self.low, self.high
 
 
-class _PartFile:
-    """One Parquet data file being written by a task, with its statistics."""
-
-    def __init__(self, spec: WriteSpec, partition: str | None, schema: pa.Schema) -> None:
-        self.fs, root = pafs.FileSystem.from_uri(spec.path)
-        self.relative_path = f"part-{uuid.uuid4()}.c000.snappy.parquet"
-        if spec.partition_by:
-            folder = NULL_PARTITION_DIR if partition is None else partition
-            self.relative_path = f"{spec.partition_by[0]}={folder}/{self.relative_path}"
-        self.full_path = f"{root.rstrip('/')}/{self.relative_path}"
-        self.partition_values = {column: partition for column in spec.partition_by}
-        self.fs.create_dir(posixpath.dirname(self.full_path), recursive=True)
-        self.writer = pq.ParquetWriter(
-            self.full_path, schema, filesystem=self.fs, compression="snappy"
-        )
-        self.rows = 0
-        self.pending: list[pa.Table] = []
-        self.stats = {
-            field.name: _ColumnStats(kind, tz=getattr(field.type, "tz", None) is not None)
-            for field in schema
-            if (kind := _stats_kind(field.type)) is not None
-        }
-
-    def write(self, table: pa.Table) -> None:
-        """Args: table: rows of this file's partition, without the partition column."""
-        self.pending.append(table)
-        self.rows += table.num_rows
-        for name, column_stats in self.stats.items():
-            column_stats.update(table.column(name))
-        if sum(pending.num_rows for pending in self.pending) >= ROW_GROUP_ROWS:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self.pending:
-            self.writer.write_table(pa.concat_tables(self.pending))
-            self.pending = []
-
-    def close(self) -> dict[str, Any]:
-        """Returns: the add action of the finished file, as ``AddAction`` keyword arguments."""
-        self._flush()
-        self.writer.close()
-        stats: dict[str, Any] = {"numRecords": self.rows, "minValues": {}, "maxValues": {}}
-        stats["nullCount"] = {name: s.nulls for name, s in self.stats.items()}
-        for name, column_stats in self.stats.items():
-            low, high = column_stats.min_max()
-            if low is not None:
-                stats["minValues"][name] = low
-            if high is not None:
-                stats["maxValues"][name] = high
-        return {
-            "path": self.relative_path,
-            "size": self.fs.get_file_info(self.full_path).size,
-            "partition_values": self.partition_values,
-            "modification_time": int(time.time() * 1000),
-            "data_change": True,
-            "stats": json.dumps(stats),
-        }
-
-    def discard(self) -> None:
-        """Closes and deletes the file (task failure)."""
-        self.writer.close()
-        self.fs.delete_file(self.full_path)
+def _partition_value(folder: str) -> str | None:
+    """``log_date=2026-11-20`` -> ``2026-11-20``; Spark's null partition folder -> None."""
+    value = folder.split("=", 1)[1]
+    return None if value == NULL_PARTITION_DIR else value
 
 
-def _split(table: pa.Table, column: str | None) -> Iterator[tuple[str | None, pa.Table]]:
-    """Yields (partition value as ISO date or None, its rows without the partition column)."""
-    if column is None:
-        yield None, table
-        return
-    values = table.column(column)
-    for value in pc.unique(values).to_pylist():
-        mask = pc.is_null(values) if value is None else pc.equal(values, pa.scalar(value))
-        rows = table.filter(mask).drop_columns([column])
-        yield (None if value is None else value.isoformat()), rows
+def _file_stats(metadata: pq.FileMetaData, schema: pa.Schema) -> str:
+    """Delta statistics JSON of one Parquet file, from its footer (every row group).
+
+    numRecords; nullCount, minValues and maxValues of the top-level primitive columns
+    (``_ColumnStats``: timestamps in milliseconds, min rounded down and max up; strings cut to
+    Delta's 32-character prefix, no max when longer). Floating-point columns get no min/max
+    (NaN has no place in an order), nested columns no statistics. A column whose footer
+    statistics are missing in any row group gets none of those it lacks.
+    """
+    stats: dict[str, Any] = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}}
+    stats["nullCount"] = {}
+    leaves = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+    for field in schema:
+        kind = _stats_kind(field.type)
+        index = leaves.get(field.name)
+        if kind is None or index is None:
+            continue
+        column = _ColumnStats(kind, tz=getattr(field.type, "tz", None) is not None)
+        bounds_known, nulls_known = kind not in ("", "float"), True
+        for group in range(metadata.num_row_groups):
+            found = metadata.row_group(group).column(index).statistics
+            if found is None or not found.has_null_count:
+                nulls_known = False
+            else:
+                column.nulls += found.null_count
+            if not bounds_known:
+                continue
+            if found is None or not found.has_min_max:
+                if found is None or found.null_count != metadata.row_group(group).num_rows:
+                    bounds_known = False  # values without bounds: none for the file
+                continue
+            low, high = (found.min_raw, found.max_raw) if kind == "ts" else (found.min, found.max)
+            column.low = low if column.low is None else min(column.low, low)
+            column.high = high if column.high is None else max(column.high, high)
+        if nulls_known:
+            stats["nullCount"][field.name] = column.nulls
+        low, high = column.min_max() if bounds_known else (None, None)
+        if low is not None:
+            stats["minValues"][field.name] = low
+        if high is not None:
+            stats["maxValues"][field.name] = high
+    return json.dumps(stats)
 
 
-def write_files(
-    spec: WriteSpec, schema: StructType, batches: Iterable[pa.RecordBatch]
-) -> list[dict[str, Any]]:
-    """Writes one task's rows as Parquet files in the table folder, one file per partition.
+def staged_adds(spec: WriteSpec, schema: StructType, staging: str) -> list[dict[str, Any]]:
+    """Moves the Parquet files Spark wrote under ``staging`` into the table folder and returns
+    their add actions (not committed yet).
 
     Args:
         spec: The write.
         schema: Spark schema of the rows (partition column included).
-        batches: The task's rows.
+        staging: folder of a ``DataFrameWriter.partitionBy(...).parquet`` write (Hive-style
+            partition folders, Spark's null partition folder for a null date).
 
     Returns:
-        The add actions of the files, as ``AddAction`` keyword arguments.
-
-    Raises:
-        ValueError: A row's partition is not one of the replaced partitions (nothing is left
-            behind: the task's files are deleted).
+        The add actions, as ``AddAction`` keyword arguments; files without rows are deleted
+        instead (Spark writes one for an empty unpartitioned write).
     """
+    fs, root = pafs.FileSystem.from_uri(spec.path)
+    _, staged_root = pafs.FileSystem.from_uri(staging)
     target = arrow_schema(schema)
     column = spec.partition_by[0] if spec.partition_by else None
     file_schema = target if column is None else target.remove(target.get_field_index(column))
-    files: dict[str | None, _PartFile] = {}
-    try:
-        for batch in batches:
-            for value, rows in _split(_conform(pa.Table.from_batches([batch]), target), column):
-                if spec.replace is not None and value not in spec.replace:
-                    raise ValueError(
-                        f"row with {column}={value} is outside the replaced partitions "
-                        f"{list(spec.replace)} of {spec.path}"
-                    )
-                if value not in files:
-                    files[value] = _PartFile(spec, value, file_schema)
-                files[value].write(rows)
-    except BaseException:
-        for part_file in files.values():
-            part_file.discard()
-        raise
-    return [part_file.close() for part_file in files.values()]
-
-
-def _conform(rows: pa.Table, target: pa.Schema) -> pa.Table:
-    """Cast a task's rows to the table schema, refusing nulls in its non-null columns.
-
-    Raises:
-        ValueError: a non-null column of the table holds a null (the table's contract is
-            broken upstream; nothing of the task is committed).
-    """
-    for field in target:
-        if not field.nullable and rows.column(field.name).null_count:
-            raise ValueError(f"column {field.name} is NOT NULL in the table but a row has null")
-    return rows.cast(target)
+    adds = []
+    selector = pafs.FileSelector(staged_root, recursive=True)
+    for info in fs.get_file_info(selector):
+        name = posixpath.basename(info.path)
+        if info.type != pafs.FileType.File or not name.endswith(".parquet") or name[0] in "._":
+            continue
+        relative = posixpath.relpath(info.path, staged_root)
+        folder = posixpath.dirname(relative)
+        metadata = pq.read_metadata(info.path, filesystem=fs)
+        if metadata.num_rows == 0:
+            continue
+        final = f"{root.rstrip('/')}/{relative}"
+        fs.create_dir(posixpath.dirname(final), recursive=True)
+        fs.move(info.path, final)
+        values = {column: _partition_value(folder)} if column else {}
+        adds.append(
+            {
+                "path": relative,
+                "size": info.size,
+                "partition_values": values,
+                "modification_time": int(time.time() * 1000),
+                "data_change": True,
+                "stats": _file_stats(metadata, file_schema),
+            }
+        )
+    return adds
 
 
 def delete_files(spec: WriteSpec, adds: Sequence[Mapping[str, Any]]) -> None:

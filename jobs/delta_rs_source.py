@@ -1,28 +1,27 @@
-"""Embedded Delta engine: a Spark Python Data Source whose commit is one deltalake transaction.
+"""Embedded Delta engine: Spark's Parquet writer, then one deltalake transaction.
 
-Tasks write Parquet files with :func:`jobs.delta_rs_files.write_files` and return their add
-actions; :func:`commit_files` records them in ONE Delta commit, together with the remove
+:func:`write` has Spark write the rows as Parquet into a staging folder of the table
+(``_kafka_audit_staging/<write id>``), moves the files into the table folder with their Delta
+add actions (:func:`jobs.delta_rs_files.staged_adds`: statistics from the Parquet footers) and
+records them in ONE Delta commit on the driver (:func:`commit_files`), together with the remove
 actions of the replaced partitions and the application transaction ``(app_id, app_version)``.
-A failed task means no commit; ``abort`` deletes the files of the tasks that finished (a killed
-task can leave orphan files, which VACUUM removes).
+A failed Spark job means no commit and no file in the table folder; a failed commit deletes the
+moved files; a killed driver can leave orphan files, which VACUUM removes.
 
-``commit`` and ``abort`` run in a Python worker process, not in the driver's Python: all they
-need travels in the ``spec`` option. :func:`register` ships this module and
-:mod:`jobs.delta_rs_files` to the workers by value, so the worker side uses only names imported
-with ``from ... import`` and nothing from the project; the driver side (:func:`write`,
-:func:`read`) may.
+Spark's own writer replaced a Python data source writer (tasks that wrote Parquet with pyarrow
+from Arrow batches): on 278,613 ``request_events`` rows 2.1 s instead of 7.5 s (issue 15).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import sys
 import time
-import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 from deltalake import DeltaTable, Schema
 from deltalake.transaction import (
     AddAction,
@@ -31,77 +30,20 @@ from deltalake.transaction import (
     Transaction,
     create_table_with_add_actions,
 )
-from pyspark import cloudpickle
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from jobs.delta_rs_files import WriteSpec, arrow_schema, delete_files, write_files
+from jobs.delta_rs_files import WriteSpec, arrow_schema, delete_files, staged_adds
 from jobs.errors import EngineError
 from transforms.frames import local_frame
 
-SOURCE_NAME = "kafka_audit_delta_rs"
 WRITE_ID_KEY = "kafkaAuditWriteId"  # commit info keys
 ROWS_KEY = "kafkaAuditRowsWritten"
-_REGISTERED: weakref.WeakSet[SparkSession] = weakref.WeakSet()
-
-
-@dataclasses.dataclass
-class AddedFiles(WriterCommitMessage):
-    """Commit message of one task: the add actions (keyword arguments) of its files."""
-
-    actions: list[dict[str, Any]]
-
-
-def _actions(messages: list[WriterCommitMessage | None]) -> list[dict[str, Any]]:
-    return [add for message in messages for add in getattr(message, "actions", None) or ()]
-
-
-class DeltaRsWriter(DataSourceArrowWriter):
-    """Writes Arrow batches as Parquet files in the table folder; commits them with deltalake.
-
-    Args:
-        spec: The write.
-        schema: Spark schema of the DataFrame.
-    """
-
-    def __init__(self, spec: WriteSpec, schema: StructType) -> None:
-        self.spec = spec
-        self.schema = schema
-
-    def write(self, iterator: Any) -> AddedFiles:
-        """Args: iterator: the task's Arrow record batches. Returns: add actions of its files."""
-        return AddedFiles(write_files(self.spec, self.schema, iterator))
-
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Args: messages: the tasks' :class:`AddedFiles`, all committed in one transaction."""
-        commit_files(self.spec, self.schema, _actions(messages))
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Deletes the files of the tasks that succeeded; the table is untouched."""
-        delete_files(self.spec, _actions(messages))
-
-
-class DeltaRsDataSource(DataSource):
-    """``df.write.format(SOURCE_NAME).option("spec", WriteSpec(...).to_json()).save()``."""
-
-    @classmethod
-    def name(cls) -> str:
-        """Returns: the format name."""
-        return SOURCE_NAME
-
-    def writer(self, schema: StructType, overwrite: bool) -> DeltaRsWriter:
-        """The table's writer.
-
-        Args:
-            schema: the DataFrame's; the ``table_schema`` option (the table's contract, JSON)
-                replaces it, so the table gets the declared nullability, not the plan's.
-            overwrite: unused (``WriteSpec.replace`` decides).
-        """
-        declared = self.options.get("table_schema")
-        table_schema = schema if declared is None else StructType.fromJson(json.loads(declared))
-        return DeltaRsWriter(WriteSpec.from_json(self.options["spec"]), table_schema)
+STAGING_DIR = "_kafka_audit_staging"
+#: Parquet as Delta readers expect it: timestamps as INT64 microseconds (Spark's default is
+#: the legacy INT96, which carries no statistics).
+PARQUET_CONF = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
 
 
 def _removes(table: DeltaTable, spec: WriteSpec) -> list[RemoveAction]:
@@ -177,22 +119,88 @@ def commit_files(spec: WriteSpec, schema: StructType, adds: list[dict[str, Any]]
     )
 
 
-def register(spark: SparkSession) -> None:
-    """Registers the data source in ``spark`` (once per session) and ships its code by value.
+@contextmanager
+def _parquet_settings(spark: SparkSession) -> Iterator[None]:
+    """``PARQUET_CONF`` for the block; the session's own values are put back after."""
+    before = {key: spark.conf.get(key, None) for key in PARQUET_CONF}
+    for key, value in PARQUET_CONF.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, previous in before.items():
+            if previous is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, previous)
 
-    By-value pickling lets the workers run it without the project being importable there.
-    The workers' interpreter must have pyarrow and deltalake: ``jobs.session`` points
-    ``PYSPARK_PYTHON`` at the driver's interpreter for local sessions.
+
+def _guarded(df: DataFrame, spec: WriteSpec, schema: StructType) -> DataFrame:
+    """``df`` cast to ``schema``, failing the write on a null in a NOT NULL column or a row
+    outside the replaced partitions (``raise_error``: the job fails, nothing is committed)."""
+    columns: list[Column] = []
+    for field in schema.fields:
+        value = F.col(field.name).cast(field.dataType)
+        if not field.nullable:
+            refusal = f"column {field.name} is NOT NULL in the table but a row has null"
+            value = F.when(value.isNull(), F.raise_error(F.lit(refusal))).otherwise(value)
+        columns.append(value.alias(field.name))
+    guarded = df.select(*columns)
+    if spec.replace is None:
+        return guarded
+    name = spec.partition_by[0]
+    column = F.col(name)
+    known = [F.lit(day).cast("date") for day in spec.replace if day is not None]
+    inside = column.isin(*known) if known else F.lit(False)
+    if None in spec.replace:
+        inside = inside | column.isNull()
+    message = F.concat(
+        F.lit(f"row with {name}="),
+        F.coalesce(column.cast("string"), F.lit("None")),
+        F.lit(f" is outside the replaced partitions {list(spec.replace)} of {spec.path}"),
+    )
+    return guarded.withColumn(
+        name, F.when(F.coalesce(inside, F.lit(False)), column).otherwise(F.raise_error(message))
+    )
+
+
+def write_files(
+    spark: SparkSession, df: DataFrame, spec: WriteSpec, schema: StructType
+) -> list[dict[str, Any]]:
+    """Writes ``df`` as Parquet files into the table folder, not committed.
 
     Args:
         spark: The session.
+        df: The rows; cast to ``schema``'s column types, in its order.
+        spec: The write.
+        schema: The table's declared schema.
+
+    Returns:
+        The add actions of the files (``AddAction`` keyword arguments) for :func:`commit_files`.
+
+    Raises:
+        PySparkException: the Spark job failed (a null in a NOT NULL column, a row outside the
+            replaced partitions, a failing row): no file is left in the table folder.
     """
-    if spark in _REGISTERED:
-        return
-    for module in (__name__, WriteSpec.__module__):
-        cloudpickle.register_pickle_by_value(sys.modules[module])  # type: ignore[no-untyped-call]
-    spark.dataSource.register(DeltaRsDataSource)
-    _REGISTERED.add(spark)
+    staging = f"{spec.path.rstrip('/')}/{STAGING_DIR}/{spec.write_id}"
+    try:
+        with _parquet_settings(spark):
+            writer = _guarded(df, spec, schema).write.mode("errorifexists")
+            writer.partitionBy(*spec.partition_by).parquet(staging)
+        return staged_adds(spec, schema, staging)
+    finally:
+        _remove_staging(staging)
+
+
+def _remove_staging(staging: str) -> None:
+    """Deletes a write's staging folder, and the staging root when no other write uses it."""
+    fs, folder = pafs.FileSystem.from_uri(staging)
+    if fs.get_file_info(folder).type != pafs.FileType.NotFound:
+        fs.delete_dir(folder)
+    parent = folder.rsplit("/", 1)[0]
+    empty = not fs.get_file_info(pafs.FileSelector(parent, allow_not_found=True))
+    if empty and fs.get_file_info(parent).type == pafs.FileType.Directory:
+        fs.delete_dir(parent)
 
 
 def write(
@@ -213,14 +221,17 @@ def write(
     Raises:
         EngineError: The table schema or partitioning differs from the DataFrame's, or the
             commit cannot be found afterwards.
+        PySparkException: the Spark job failed (nothing committed).
     """
     before = _check_table(spec, schema)
     if before is not None and before[1]:
         return before[0], True, 0
-    register(spark)
-    conformed = df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
-    writer = conformed.write.format(SOURCE_NAME).mode("append").option("spec", spec.to_json())
-    writer.option("table_schema", schema.json()).save()
+    adds = write_files(spark, df, spec, schema)
+    try:
+        commit_files(spec, schema, adds)
+    except BaseException:
+        delete_files(spec, adds)
+        raise
     table = DeltaTable(spec.path)
     version = table.version()
     for commit in table.history(version - (-1 if before is None else before[0])):

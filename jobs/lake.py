@@ -3,8 +3,8 @@
 Two engines write the same Delta tables (DESIGN.md section 2):
 
 - ``native``: delta-spark, when Delta's JVM classes load in the session.
-- ``embedded``: deltalake (delta-rs) behind Spark: tasks write Parquet through the Python data
-  source of :mod:`jobs.delta_rs_source`; one deltalake commit per write.
+- ``embedded``: deltalake (delta-rs) behind Spark: Spark's Parquet writer writes the files, the
+  driver commits them with deltalake (:mod:`jobs.delta_rs_source`); one commit per write.
 
 Every write is idempotent: ``replace_partitions`` replaces whole partitions in one commit and
 ``(app_id, app_version)`` is recorded as a Delta application transaction, so a retried write

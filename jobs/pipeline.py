@@ -58,6 +58,7 @@ from transforms.bronze import (
 )
 from transforms.frames import local_frame
 from transforms.metrics import security_metrics as compute_security_metrics
+from transforms.quarantine import table_and_quarantine_columns
 from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
 from transforms.silver import quarantine as quarantine_of
 
@@ -136,10 +137,14 @@ def build_bronze(
 
 def build_silver(bronze: DataFrame) -> Silver:
     """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
-    tables and the quarantine. Each parser's output is persisted: it feeds a silver table, the
-    quarantine and the accounting."""
+    tables and the quarantine. Each parser's output is persisted, narrowed to the columns its
+    table and the quarantine read (the full text only on rejected records): it feeds a silver
+    table, the quarantine and the accounting."""
     disk = StorageLevel.MEMORY_AND_DISK
-    outputs = [(parser, output.persist(disk)) for parser, output in parse_families(bronze)]
+    outputs = [
+        (parser, table_and_quarantine_columns(output, parser.schema).persist(disk))
+        for parser, output in parse_families(bronze)
+    ]
     return Silver(
         silver=silver_tables(outputs),
         quarantine=quarantine_of(outputs),

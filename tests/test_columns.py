@@ -67,6 +67,11 @@ def test_top_level_error_code_first_field_and_nested(spark: SparkSession) -> Non
         ("{error_code=7{x},a=1}", 7),  # not the fast path's shape: flattened first
         ("{throttle_time_ms=0,responses=[{error_code=5}],error_code=0}", 0),
         ("{responses=[{error_code=5,partitions=[{error_code=6}]}]}", None),
+        # Top level before the first group (Fetch): found without flattening, same answer.
+        ("{throttle_time_ms=0,error_code=3,session_id=0,responses=[{error_code=5}]}", 3),
+        ("{error_message=a,error_code=1,error_code=2}", 1),  # the first one, as flattened
+        ("{a=1,error_code=7{x},error_code=8}", 7),
+        ("{throttle_time_ms=0,brokers=[],cluster_id=c}", None),  # no error_code at all
         ("{error_code=34,mechanisms=[]", None),  # cut: no closing brace
         ("error_code=3", None),
         (None, None),

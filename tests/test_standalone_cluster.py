@@ -32,7 +32,6 @@ from typing import Any
 import pyspark
 import pytest
 
-from jobs.delta_rs_source import SOURCE_NAME
 from tests.test_spark_submit import (
     build_package,
     check_lake,
@@ -183,7 +182,8 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
     Returns:
         ``{"executors": ids added, "all": ids that ran tasks, "pandas_udf": ids that ran tasks
         of executions whose plan has ``ArrowEvalPython``, "delta_writer": the same for
-        ``AppendData kafka_audit_delta_rs`` (the embedded engine's Python data source)}``.
+        ``InsertIntoHadoopFsRelationCommand`` (Spark's Parquet writer, which the embedded Delta
+        engine writes with)}``.
     """
     plans: dict[int, str] = {}
     stage_execution: dict[int, int] = {}
@@ -203,7 +203,10 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
         elif kind == "SparkListenerExecutorAdded":
             executors.add(event["Executor ID"])
     out = {"executors": executors, "all": {executor for _, executor in tasks}}
-    operators = {"pandas_udf": "ArrowEvalPython", "delta_writer": f"AppendData {SOURCE_NAME}"}
+    operators = {
+        "pandas_udf": "ArrowEvalPython",
+        "delta_writer": "InsertIntoHadoopFsRelationCommand",
+    }
     for key, operator in operators.items():
         out[key] = {
             executor

@@ -105,6 +105,35 @@ def parsed_rows(parsed: DataFrame, schema: StructType) -> DataFrame:
     return accepted.select(*[conformed(F.col(f.name), f) for f in schema.fields])
 
 
+#: Columns of a parser's output that ``quarantine_rows`` reads, besides the reasons and raw.
+_QUARANTINE_INPUTS = ("run_id", "source_path", "line_number", "node_id", "log_ts", "family",
+                      "log_date")  # fmt: skip
+
+
+def table_and_quarantine_columns(parsed: DataFrame, schema: StructType) -> DataFrame:
+    """A parser's output narrowed to what ``parsed_rows(parsed, schema)`` and
+    ``quarantine_rows`` read, the full text kept only where the quarantine needs it.
+
+    A parser's output carries every bronze column; persisted whole, it holds the full text of
+    every record a second time although only rejected records go to the quarantine with it.
+
+    Input columns:
+        reason_code, reason_detail (string), raw (string), every field of ``schema`` and the
+        quarantine's (run_id, source_path, line_number, node_id, log_ts, family, log_date).
+
+    Output columns:
+        the fields of ``schema``, the quarantine's, reason_code, reason_detail and raw (null on
+        accepted rows unless ``schema`` itself holds raw).
+    """
+    names = dict.fromkeys([*schema.fieldNames(), *_QUARANTINE_INPUTS, "reason_code",
+                           "reason_detail"])  # fmt: skip
+    raw = F.col("raw")
+    if "raw" not in names:
+        raw = F.when(F.col("reason_code").isNotNull(), raw).alias("raw")
+        return parsed.select(*names, raw)
+    return parsed.select(*names)
+
+
 def quarantine_rows(parsed: DataFrame) -> DataFrame:
     """Rows a parser rejected (``reason_code`` set), shaped to ``schemas.quarantine.QUARANTINE``.
 

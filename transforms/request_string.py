@@ -176,15 +176,20 @@ def string_checks(
 def struct_top_level_error_code(text: Column) -> Column:
     """Top-level ``error_code=N`` of a ``Struct.toString`` text (``{error_code=34,...}``).
 
-    Nested groups are removed innermost first (12 passes) so that only depth-1 fields remain.
-    When the first field is ``error_code`` it is the top-level code, and the passes are skipped.
+    A field is top-level when no ``{`` or ``[`` group encloses it. When ``error_code`` is a
+    top-level field before the first group (``{error_code=..}``, Fetch's
+    ``{throttle_time_ms=0,error_code=0,...,responses=[...]}``) one regex finds it; otherwise
+    nested groups are removed innermost first (12 passes) so that only depth-1 fields remain.
+    Either way the result is the first depth-1 ``error_code``; a text without
+    ``error_code=`` skips both.
 
     Returns:
         int Column; null when the text has no top-level error_code, or for null.
     """
     top_level = r"(?:^|,)error_code=(-?\d+)(?:,|$)"
     flat = F.regexp_extract(text, r"(?s)^\{(.*)\}$", 1)
-    first_field = _group(flat, r"^error_code=(-?\d+)(?:,|$)", 1)
+    before_groups = _group(flat, r"^(?:[^{}\[\]]*?,)?error_code=(-?\d+)(?:,|$)", 1)
     for _ in range(_FLATTEN_PASSES):
         flat = F.regexp_replace(flat, _INNERMOST_GROUP_RE, "")
-    return F.coalesce(first_field, _group(flat, top_level, 1)).try_cast("int")
+    found = F.coalesce(before_groups, _group(flat, top_level, 1))
+    return F.when(text.contains("error_code="), found).try_cast("int")
