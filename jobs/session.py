@@ -62,8 +62,8 @@ def build_session(
         log.info("%s", ensure_java())
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if master is not None and master.startswith("local"):
-        # Python workers (the Delta writer, pandas UDFs) need this interpreter's packages; the
-        # default, ``python3`` from PATH, may lack pyarrow and deltalake.
+        # Python workers (the fingerprint pandas UDFs) need this interpreter's packages; the
+        # default, ``python3`` from PATH, may lack pyarrow and pandas.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
