@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -36,6 +34,7 @@ from pyspark.sql.types import StructType
 
 from jobs.delta_rs_files import WriteSpec, arrow_schema, delete_files, staged_adds
 from jobs.errors import EngineError
+from jobs.session import runtime_settings
 from transforms.frames import local_frame
 
 WRITE_ID_KEY = "kafkaAuditWriteId"  # commit info keys
@@ -119,22 +118,6 @@ def commit_files(spec: WriteSpec, schema: StructType, adds: list[dict[str, Any]]
     )
 
 
-@contextmanager
-def _parquet_settings(spark: SparkSession) -> Iterator[None]:
-    """``PARQUET_CONF`` for the block; the session's own values are put back after."""
-    before = {key: spark.conf.get(key, None) for key in PARQUET_CONF}
-    for key, value in PARQUET_CONF.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, previous in before.items():
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
-
-
 def _guarded(df: DataFrame, spec: WriteSpec, schema: StructType) -> DataFrame:
     """``df`` cast to ``schema``, failing the write on a null in a NOT NULL column or a row
     outside the replaced partitions (``raise_error``: the job fails, nothing is committed)."""
@@ -184,7 +167,7 @@ def write_files(
     """
     staging = f"{spec.path.rstrip('/')}/{STAGING_DIR}/{spec.write_id}"
     try:
-        with _parquet_settings(spark):
+        with runtime_settings(spark, PARQUET_CONF):
             writer = _guarded(df, spec, schema).write.mode("errorifexists")
             writer.partitionBy(*spec.partition_by).parquet(staging)
         return staged_adds(spec, schema, staging)

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
+from jobs.session import runtime_settings
+
 log = logging.getLogger(__name__)
 
 SMALL_INPUT_BYTES = 64 * 1024 * 1024
@@ -52,15 +54,6 @@ def small_input_settings(
     if not small:
         yield False
         return
-    before = {key: spark.conf.get(key, None) for key in SMALL_INPUT_CONF}
     log.info("small input (%d bytes): code generation and adaptive execution off", size_bytes)
-    for key, value in SMALL_INPUT_CONF.items():
-        spark.conf.set(key, value)
-    try:
+    with runtime_settings(spark, SMALL_INPUT_CONF):
         yield True
-    finally:
-        for key, previous in before.items():
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)
