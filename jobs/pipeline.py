@@ -165,8 +165,10 @@ def build_frames(
         key: the fingerprint key for secrets (``jobs.secrets``).
     """
     bronze = build_bronze(spark, sources, config, key)
-    # Persisted here (a run reads it back from the lake instead): every parser reads it.
-    rows = bronze.bronze.persist(StorageLevel.MEMORY_AND_DISK)
+    # Materialised here, its plan cut to a scan of the rows (a run reads it back from the lake
+    # instead): every parser reads it, and Spark would otherwise analyse the whole bronze plan
+    # again under each of them.
+    rows = bronze.bronze.localCheckpoint(eager=True)
     silver = build_silver(rows)
     return Frames(
         numbered=bronze.numbered,
