@@ -18,7 +18,14 @@ from schemas.raw_lines import FAMILY_AUTH, FAMILY_AUTHZ, RAW_LINES
 from tests.bronze_rows import NODE_ID, RUN_ID, SOURCE_PATH, Record, bronze_df
 from transforms.auth import parse_auth_events
 from transforms.authz import parse_authz_decisions
-from transforms.quarantine import Check, conformed, first_failure, parsed_rows, quarantine_rows
+from transforms.quarantine import (
+    Check,
+    conformed,
+    first_failure,
+    parsed_rows,
+    quarantine_rows,
+    table_and_quarantine_columns,
+)
 
 AUTHZ = "kafka.authorizer.logger"
 SELECTOR = "org.apache.kafka.common.network.Selector"
@@ -61,6 +68,30 @@ def test_authz_rows_split_exactly_into_table_and_quarantine(spark: SparkSession)
     )
     expected_quarantine = spark.createDataFrame(quarantine_rows_expected, QUARANTINE)
     assert_df_equality(quarantine.orderBy("line_number"), expected_quarantine)
+
+
+def test_narrowed_output_gives_the_same_table_and_quarantine(spark: SparkSession) -> None:
+    """What the pipeline persists of a parser's output: the table's and the quarantine's columns,
+    the full text only on rejected records; both frames built from it are unchanged."""
+    records = [
+        Record("INFO", AUTHZ, "Principal = User:Mallory is Denied Operation = Describe from host = 10.0.0.13 on resource = Topic:LITERAL:customerOrders for request = Metadata with resourceRefCount = 1", log_ts=TS),
+        Record("INFO", AUTHZ, None, log_ts=TS),
+        Record("DEBUG", AUTHZ, LONG_CUT),
+    ]  # fmt: skip
+    parsed = parse_authz_decisions(bronze_df(spark, records, FAMILY_AUTHZ))
+    narrowed = table_and_quarantine_columns(parsed, AUTHZ_DECISIONS)
+    quarantine_inputs = ["family", "log_ts", "log_date", "raw", "reason_code", "reason_detail"]
+    assert set(narrowed.columns) == {*AUTHZ_DECISIONS.fieldNames(), *quarantine_inputs}
+    assert_df_equality(
+        parsed_rows(narrowed, AUTHZ_DECISIONS).orderBy("line_number"),
+        parsed_rows(parsed, AUTHZ_DECISIONS).orderBy("line_number"),
+    )
+    assert_df_equality(
+        quarantine_rows(narrowed).orderBy("line_number"),
+        quarantine_rows(parsed).orderBy("line_number"),
+    )
+    kept = narrowed.select("line_number", F.col("raw").isNotNull().alias("has_raw"))
+    assert sorted(tuple(r) for r in kept.collect()) == [(1, False), (2, True), (3, True)]
 
 
 def test_auth_rows_split_exactly_into_table_and_quarantine(spark: SparkSession) -> None:
