@@ -31,7 +31,7 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 @dataclasses.dataclass(frozen=True)
 class WriteSpec:
-    """What one write needs on the workers; travels as the JSON ``spec`` option.
+    """What one write of the embedded engine needs: where, which partitions, which transaction.
 
     Attributes:
         path: Table root: absolute local path or URI.
@@ -52,18 +52,6 @@ class WriteSpec:
     app_version: int
     write_id: str
     replace_all: bool = False
-
-    def to_json(self) -> str:
-        """Returns: the spec as JSON."""
-        return json.dumps(dataclasses.asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> WriteSpec:
-        """Args: text: output of :meth:`to_json`. Returns: the spec."""
-        raw = json.loads(text)
-        replace = raw.pop("replace")
-        raw["partition_by"] = tuple(raw["partition_by"])
-        return cls(**raw, replace=None if replace is None else tuple(replace))
 
 
 def arrow_schema(schema: StructType) -> pa.Schema:
@@ -177,39 +165,43 @@ def staged_adds(spec: WriteSpec, schema: StructType, staging: str) -> list[dict[
             partition folders, Spark's null partition folder for a null date).
 
     Returns:
-        The add actions, as ``AddAction`` keyword arguments; files without rows are deleted
-        instead (Spark writes one for an empty unpartitioned write).
+        The add actions, as ``AddAction`` keyword arguments. Files without rows (Spark writes
+        one for an empty unpartitioned write) stay in the staging folder, which the caller
+        deletes. When a move fails, the files already moved are deleted again.
     """
     fs, root = pafs.FileSystem.from_uri(spec.path)
     _, staged_root = pafs.FileSystem.from_uri(staging)
     target = arrow_schema(schema)
     column = spec.partition_by[0] if spec.partition_by else None
     file_schema = target if column is None else target.remove(target.get_field_index(column))
-    adds = []
-    selector = pafs.FileSelector(staged_root, recursive=True)
-    for info in fs.get_file_info(selector):
+    staged = []
+    for info in fs.get_file_info(pafs.FileSelector(staged_root, recursive=True)):
         name = posixpath.basename(info.path)
         if info.type != pafs.FileType.File or not name.endswith(".parquet") or name[0] in "._":
             continue
-        relative = posixpath.relpath(info.path, staged_root)
-        folder = posixpath.dirname(relative)
         metadata = pq.read_metadata(info.path, filesystem=fs)
-        if metadata.num_rows == 0:
-            continue
-        final = f"{root.rstrip('/')}/{relative}"
-        fs.create_dir(posixpath.dirname(final), recursive=True)
-        fs.move(info.path, final)
-        values = {column: _partition_value(folder)} if column else {}
-        adds.append(
-            {
-                "path": relative,
-                "size": info.size,
-                "partition_values": values,
-                "modification_time": int(time.time() * 1000),
-                "data_change": True,
-                "stats": _file_stats(metadata, file_schema),
-            }
-        )
+        if metadata.num_rows:
+            staged.append((info, posixpath.relpath(info.path, staged_root), metadata))
+    adds: list[dict[str, Any]] = []
+    try:
+        for info, relative, metadata in staged:
+            final = f"{root.rstrip('/')}/{relative}"
+            fs.create_dir(posixpath.dirname(final), recursive=True)
+            fs.move(info.path, final)
+            folder = posixpath.dirname(relative)
+            adds.append(
+                {
+                    "path": relative,
+                    "size": info.size,
+                    "partition_values": {column: _partition_value(folder)} if column else {},
+                    "modification_time": int(time.time() * 1000),
+                    "data_change": True,
+                    "stats": _file_stats(metadata, file_schema),
+                }
+            )
+    except BaseException:
+        delete_files(spec, adds)  # no file of an uncommitted write stays in the table folder
+        raise
     return adds
 
 
@@ -218,7 +210,7 @@ def delete_files(spec: WriteSpec, adds: Sequence[Mapping[str, Any]]) -> None:
 
     Args:
         spec: The write.
-        adds: Add actions returned by :func:`write_files`.
+        adds: Add actions returned by :func:`staged_adds`.
     """
     fs, root = pafs.FileSystem.from_uri(spec.path)
     for add in adds:

@@ -6,8 +6,8 @@ the packaged driver is submitted with ``--master spark://127.0.0.1:P --py-files 
 embedded Delta engine, on the inputs of ``tests/test_spark_submit.py``. The tables must match
 the local run's. The application's event log shows where the tasks ran: on two executors (their
 own JVMs, each with its own Python workers), never in the driver, including the tasks that
-evaluate the secret-fingerprinting pandas UDF and those of the Python data source that writes
-the Delta files.
+evaluate the secret-fingerprinting pandas UDF and those of Spark's Parquet writer, which writes
+the embedded Delta engine's files.
 
 Every process the test starts is stopped by its id (also on failure), and the executors, which
 the workers start, are found by a marker in their command line; the test then checks that no
