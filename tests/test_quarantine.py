@@ -147,3 +147,19 @@ def test_first_failure_takes_the_first_failing_check_and_passes_nulls(spark: Spa
         "a int, code string, detail string",
     )
     assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_first_failure_skips_the_checks_where_they_cannot_fail(spark: SparkSession) -> None:
+    df = spark.createDataFrame(
+        [(10, True), (10, False), (10, None), (0, False)], "a int, well_formed boolean"
+    )
+    checks: list[Check] = [(F.col("a") > 5, "too_big", "a > 5")]
+    failure = first_failure(checks, passes=F.col("well_formed"))
+    actual = df.select("a", "well_formed", failure.reason_code.alias("code"))
+    # ``passes`` true: no failure, whatever the checks say (the caller vouches); false or null:
+    # the checks decide.
+    expected = spark.createDataFrame(
+        [(10, True, None), (10, False, "too_big"), (10, None, "too_big"), (0, False, None)],
+        "a int, well_formed boolean, code string",
+    )
+    assert_df_equality(actual, expected, ignore_nullable=True)

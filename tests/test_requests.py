@@ -292,6 +292,9 @@ def malformed_cases() -> list[tuple[str | None, str | None]]:
         (valid.replace('"throttleTimeMs":0,"responseQueueTimeMs"', '"throttleTimeMs":0.5,"responseQueueTimeMs"'), "request_wrong_type_throttle_time_ms"),
         (valid.replace('"correlationId":1,', '"correlationId":99999999999,'), "request_wrong_type_correlation_id"),
         (valid.replace('"clientInformation":{', '"clientInformation":"x","ignored":{'), "request_wrong_type_client_information"),
+        # Optional keys of the wrong type on an otherwise well-formed record (not the fast path).
+        (valid.replace('"clientInformation":{', '"temporaryMemoryBytes":"many","clientInformation":{'), "request_wrong_type_temporary_memory_bytes"),
+        (valid.replace('"requestApiKeyName":"METADATA"', '"requestApiKeyName":"METADATA","requestApiVersionDeprecated":"no"'), "request_wrong_type_api_version_deprecated"),
         (valid.replace('"principal":"User:alice",', ""), "request_missing_field_principal"),
         (valid.replace('"requestApiKeyName":"METADATA"', '"requestApiKeyName":null'), "request_missing_field_api_key_name"),
         ('Completed request:{"isForwarded":false,"requestHeader":"METADATA"}', "request_wrong_type_request_header"),

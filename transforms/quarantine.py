@@ -30,6 +30,9 @@ from schemas.quarantine import QUARANTINE, RAW_MAX_CHARS
 #: A check: (condition that means failure, reason_code, reason_detail text or column).
 Check: TypeAlias = tuple[Column, str, str | Column]
 
+#: The type of ``first_failure``'s result.
+FAILURE_TYPE = "struct<reason_code: string, reason_detail: string>"
+
 # Stand-ins that only give a required column a non-null type: a null reaches raise_error first.
 _NON_NULL_STAND_INS: dict[type[DataType], object] = {
     StringType: "",
@@ -41,16 +44,22 @@ _NON_NULL_STAND_INS: dict[type[DataType], object] = {
 }
 
 
-def first_failure(checks: Sequence[Check]) -> Column:
+def first_failure(checks: Sequence[Check], passes: Column | None = None) -> Column:
     """The first failing check of an ordered list, as a struct.
 
     Args:
         checks: (condition, reason_code, reason_detail) in priority order. A null condition
             counts as passing.
+        passes: optional cheap condition that is true only for rows on which no check can
+            fail (a parser's well-formed common case): those rows skip the checks. It must
+            never be true where a check fails; null counts as false.
 
     Returns:
         ``struct<reason_code: string, reason_detail: string>``; null when no check fails.
     """
+    if passes is not None:
+        passed = F.lit(None).cast(FAILURE_TYPE)
+        return F.when(F.coalesce(passes, F.lit(False)), passed).otherwise(first_failure(checks))
     result: Column | None = None
     for condition, code, detail in checks:
         detail_col = detail if isinstance(detail, Column) else F.lit(detail)
@@ -60,7 +69,7 @@ def first_failure(checks: Sequence[Check]) -> Column:
         hit = F.coalesce(condition, F.lit(False))
         result = F.when(hit, value) if result is None else result.when(hit, value)
     if result is None:
-        return F.lit(None).cast("struct<reason_code: string, reason_detail: string>")
+        return F.lit(None).cast(FAILURE_TYPE)
     return result
 
 

@@ -10,6 +10,9 @@ messageConversionsTime only when > 0.
 
 from __future__ import annotations
 
+import operator
+from functools import reduce
+
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -18,7 +21,6 @@ from pyspark.sql.types import (
     DoubleType,
     IntegerType,
     LongType,
-    MapType,
     StringType,
     StructField,
     StructType,
@@ -66,8 +68,23 @@ TOP_LEVEL: tuple[tuple[str, DataType, str | None], ...] = (
     ("messageConversionsTime", _DOUBLE, "message_conversions_time_ms"),
 )
 REQUEST_LOG_SCHEMA = StructType([StructField(key, kind, True) for key, kind, _ in TOP_LEVEL])
-#: Any object's top-level keys with their raw values: tells absent / null from a wrong type.
-RAW_OBJECT = MapType(StringType(), StringType(), True).simpleString()
+#: Holds the text of a record that is not one valid JSON object (from_json's PERMISSIVE mode).
+_CORRUPT = "_corrupt_record"
+_RAW_OPTIONS = {"columnNameOfCorruptRecord": _CORRUPT}
+
+
+def _raw_schema(keys: list[str]) -> StructType:
+    """Every key as its raw JSON value (a string, an object's or array's JSON text; null when
+    absent or JSON null), and the corrupt-record column."""
+    return StructType([StructField(key, StringType(), True) for key in [*keys, _CORRUPT]])
+
+
+#: The top-level keys, and the requestHeader's, with their raw values: tells absent / null
+#: from a wrong type.
+RAW_TOP_LEVEL = _raw_schema([key for key, _, _ in TOP_LEVEL])
+RAW_HEADER = _raw_schema(HEADER_SCHEMA.fieldNames())
+#: What the typed read returns: ``REQUEST_LOG_SCHEMA`` and the corrupt-record column.
+PARSED_SCHEMA = StructType([*REQUEST_LOG_SCHEMA.fields, StructField(_CORRUPT, StringType(), True)])
 
 #: Keys every JSON record carries: (reason suffix, top key, header key or None).
 _REQUIRED: tuple[tuple[str, str, str | None], ...] = (
@@ -100,22 +117,29 @@ _OPTIONAL: tuple[tuple[str, str, str | None], ...] = (
 )
 
 
-def parsed_json(body: Column) -> dict[str, Column]:
-    """Intermediate columns to materialise before ``json_fields`` / ``json_checks``.
-
-    Returns:
-        ``_j`` (REQUEST_LOG_SCHEMA struct), ``_jm`` (map<string,string> of the top-level keys;
-        null when the text is not one valid JSON object) for a JSON ``body``, else nulls.
-    """
-    return {
-        "_j": F.from_json(body, REQUEST_LOG_SCHEMA),
-        "_jm": F.from_json(body, RAW_OBJECT),
-    }
+def raw_values(text: Column, schema: StructType) -> Column:
+    """``schema``'s keys (``RAW_TOP_LEVEL`` / ``RAW_HEADER``) of a JSON object text, each as
+    its raw value; null when the text is null or not one valid JSON object. Key lookups are
+    struct field reads (a map's are a scan of its keys)."""
+    raw = F.from_json(text, schema, _RAW_OPTIONS)
+    return F.when(raw.isNotNull() & raw[_CORRUPT].isNull(), raw)
 
 
-def header_map(raw_object: Column) -> Column:
-    """map<string,string> of the requestHeader object (null when absent or not an object)."""
-    return F.from_json(F.try_element_at(raw_object, F.lit("requestHeader")), RAW_OBJECT)
+def parsed_json(body: Column) -> Column:
+    """The typed record (``REQUEST_LOG_SCHEMA`` and the corrupt-record column: set when the
+    text is not one valid JSON object or a key has the wrong type); materialise it as ``_j``
+    before ``json_fields`` / ``json_passes``."""
+    return F.from_json(body, PARSED_SCHEMA, _RAW_OPTIONS)
+
+
+def raw_top_level(body: Column) -> Column:
+    """``RAW_TOP_LEVEL`` of the record (``raw_values``): only needed by ``json_checks``."""
+    return raw_values(body, RAW_TOP_LEVEL)
+
+
+def header_map(raw_top_level: Column) -> Column:
+    """``RAW_HEADER`` struct of the requestHeader object (null when absent or not an object)."""
+    return raw_values(raw_top_level["requestHeader"], RAW_HEADER)
 
 
 def json_fields(parsed: Column) -> dict[str, Column]:
@@ -152,10 +176,8 @@ def _read_type(top: str, sub: str | None) -> DataType:
     return kind[sub].dataType if sub is not None and isinstance(kind, StructType) else kind
 
 
-def _raw(raw_object: Column, raw_header: Column, top: str, sub: str | None) -> Column:
-    if sub is None:
-        return F.try_element_at(raw_object, F.lit(top))
-    return F.try_element_at(raw_header, F.lit(sub))
+def _raw(raw_top_level: Column, raw_header: Column, top: str, sub: str | None) -> Column:
+    return raw_top_level[top] if sub is None else raw_header[sub]
 
 
 def json_checks(
@@ -194,3 +216,21 @@ def json_checks(
         detail = F.concat(F.lit(f"{sub or top}: "), F.substring(raw, 1, 200))
         checks.append((wrong, f"request_wrong_type_{name}", detail))
     return checks
+
+
+def json_passes(is_json: Column, body: Column, parsed: Column) -> Column:
+    """True only for a JSON record on which no ``json_checks`` check can fail, from the typed
+    read alone: a valid object ending with its closing brace, no key of the wrong type (the
+    corrupt-record column is null), and every required key present and not null. Such a
+    record needs neither ``raw_top_level`` nor ``header_map`` (a typed value that is not null
+    implies a raw one; an optional key typed null is then absent or null). Null or false
+    otherwise; see ``first_failure(passes=)``.
+    """
+    conditions = [
+        is_json,
+        parsed.isNotNull(),
+        parsed[_CORRUPT].isNull(),
+        F.rtrim(body).endswith("}"),
+        *[_typed(parsed, top, sub).isNotNull() for _, top, sub in _REQUIRED],
+    ]
+    return reduce(operator.and_, conditions)

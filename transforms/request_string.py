@@ -59,20 +59,31 @@ _INNERMOST_GROUP_RE = r"\{[^{}\[\]]*\}|\[[^{}\[\]]*\]"
 _FLATTEN_PASSES = 12
 
 
-def split_string_form(body: Column) -> dict[str, Column]:
-    """Intermediate columns to materialise before ``string_groups``: ``_s_tail`` (text after the
-    last `` from connection ``), ``_s_rest`` (after the header: request, response) and
-    ``_s_head`` (the header). Plain string functions where a regex is not needed: a lazy or
-    backtracking regex over a whole line costs several times more."""
+def split_string_form(body: Column) -> list[dict[str, Column]]:
+    """Intermediate columns to materialise, stage after stage (each stage reads the columns of
+    the ones before it), before ``string_groups``: ``_s_tail`` (text after the last
+    `` from connection ``), ``_s_before`` (the text before it), ``_s_head`` (the header) and
+    ``_s_rest`` (after the header: request, response). Plain string functions where a regex
+    is not needed: a lazy or backtracking regex over a whole line costs several times more.
+    Each value is computed once: one expression reused in several columns of one stage is
+    evaluated once per use (a search from the end of the line for the tail, each time)."""
+    c = F.col
     tail = F.nullif(F.substring_index(body, _CONNECTION_SEP, -1), F.lit(""))
-    tail = F.when(body.contains(_CONNECTION_SEP), tail)
     before = F.when(
-        tail.isNotNull(),
-        body.substr(F.lit(1), F.length(body) - F.length(tail) - len(_CONNECTION_SEP)),
+        c("_s_tail").isNotNull(),
+        body.substr(F.lit(1), F.length(body) - F.length(c("_s_tail")) - len(_CONNECTION_SEP)),
     ).otherwise(body)
-    header = F.regexp_extract(before, HEADER_RE, 0)
-    rest = F.when(header != "", before.substr(F.length(header) + 1, F.length(before)))
-    return {"_s_tail": tail, "_s_rest": rest, "_s_head": F.nullif(header, F.lit(""))}
+    header = F.nullif(F.regexp_extract(c("_s_before"), HEADER_RE, 0), F.lit(""))
+    rest = F.when(
+        c("_s_head").isNotNull(),
+        c("_s_before").substr(F.length(c("_s_head")) + 1, F.length(c("_s_before"))),
+    )
+    return [
+        {"_s_tail": F.when(body.contains(_CONNECTION_SEP), tail)},
+        {"_s_before": before},
+        {"_s_head": header},
+        {"_s_rest": rest},
+    ]
 
 
 def string_groups(head: Column, tail: Column) -> dict[str, Column]:
