@@ -64,7 +64,10 @@ def read_lines(spark: SparkSession, sources: Sequence[SourceFile]) -> DataFrame:
         local_path(F.col("_metadata.file_path")).alias("source_path"),
         F.col("_metadata.file_block_start").alias("block_start"),
         F.monotonically_increasing_id().alias("row_order"),
-        F.regexp_replace(valid, r"\r\z", "").alias("value"),
+        # The regex only where there is a \r to drop: over every line it cost half the read.
+        F.when(valid.endswith("\r"), F.regexp_replace(valid, r"\r\z", ""))
+        .otherwise(valid)
+        .alias("value"),
     )
 
 

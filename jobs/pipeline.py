@@ -52,6 +52,7 @@ from transforms.bronze import (
     continuation_runs,
     fold_records,
     number_lines,
+    record_dates,
     to_raw_lines,
     with_family,
     with_node_id,
@@ -68,13 +69,15 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Bronze:
     """The run's bronze layers: the numbered lines (persisted), the folded records (every
-    record, in or out of the window), the same with node ids and families, and the bronze rows
-    of the window (``schemas.raw_lines.RAW_LINES``)."""
+    record, in or out of the window), the same with node ids and families, the bronze rows
+    of the window (``schemas.raw_lines.RAW_LINES``), and the records' distinct ``log_date``
+    values (``transforms.bronze.record_dates``)."""
 
     numbered: DataFrame
     folded: DataFrame
     records: DataFrame
     bronze: DataFrame
+    dates: DataFrame
     cached: tuple[DataFrame, ...]
 
 
@@ -129,10 +132,12 @@ def build_bronze(
     runs = continuation_runs(numbered).persist(disk)
     runs.count()  # materialised: the planner sizes the broadcast from the cached rows
     folded = fold_records(numbered, runs)
-    records = folded.transform(with_node_id, sources_frame(spark, sources)).transform(with_family)
+    files = sources_frame(spark, sources)
+    records = folded.transform(with_node_id, files).transform(with_family)
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
     bronze = to_raw_lines(in_run, config.run_id, key)
-    return Bronze(numbered, folded, records, bronze, cached=(numbered, runs))
+    dates = record_dates(numbered, runs, files)
+    return Bronze(numbered, folded, records, bronze, dates, cached=(numbered, runs))
 
 
 def build_silver(bronze: DataFrame) -> Silver:
@@ -180,14 +185,14 @@ def build_frames(
     )
 
 
-def replaced_dates(records: DataFrame, config: RunConfig) -> list[date | None]:
-    """Date partitions this run owns: the window's days, else every date of ``records``
-    (``log_date``; None = records without a timestamp). Collects one small column on the
-    driver."""
+def replaced_dates(dates: DataFrame, config: RunConfig) -> list[date | None]:
+    """Date partitions this run owns: the window's days, else every date of the records
+    (``Bronze.dates``: distinct ``log_date``; None = records without a timestamp). Collects
+    that small frame on the driver."""
     window = config.window_dates()
     if window is not None:
         return list(window)
-    rows = records.select("log_date").distinct().collect()
+    rows = dates.select("log_date").distinct().collect()
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
@@ -399,7 +404,7 @@ def _run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     stages.stage("bronze and silver: parse, write")
     bronze = build_bronze(spark, sources, config, key)
-    dates = replaced_dates(bronze.records, config)
+    dates = replaced_dates(bronze.dates, config)
     app_id = attempt_app_id(config.run_id)
     results = _write_all(lake, bronze_plan(bronze), dates, app_id)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan

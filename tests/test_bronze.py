@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from transforms.bronze import fold_records, number_lines, with_node_id
+from transforms.bronze import fold_records, node_id_in_message, number_lines, with_node_id
 from transforms.redaction import redact_with, with_secrets_fingerprinted
 
 HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
@@ -83,10 +83,12 @@ def test_line_order_follows_split_offsets_not_row_ids(spark: SparkSession) -> No
 
 
 def _records(spark: SparkSession, rows: list[tuple[str, str | None, str | None]]) -> DataFrame:
-    return spark.createDataFrame(
+    records = spark.createDataFrame(
         [(path, i + 1, "log4j", ts, msg) for i, (path, ts, msg) in enumerate(rows)],
         "source_path string, line_number long, layout string, ts_text string, message string",
     )
+    # As number_lines computes it for each header line, and fold_records carries it.
+    return records.withColumn("own_node_id", node_id_in_message(F.col("message")))
 
 
 def test_node_id_precedence(spark: SparkSession) -> None:

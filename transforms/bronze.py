@@ -51,7 +51,9 @@ def number_lines(lines: DataFrame) -> DataFrame:
         read, so consecutive in read order within a split; value (string).
     Output columns:
         source_path, value, line_number (long, 1-based), line_kind (string: comment, blank,
-        header, continuation), plus the header fields of ``layout.with_header_fields``.
+        header, continuation), plus the header fields of ``layout.with_header_fields`` and
+        own_node_id (string: the node id the message prints, ``node_id_in_message``; null
+        when it prints none or for a line without a header).
 
     A line's number is its place in its split plus the lines of the file's earlier splits: one
     small aggregate per split (first row id, line count) and a running sum over the splits of
@@ -86,7 +88,7 @@ def number_lines(lines: DataFrame) -> DataFrame:
         .withColumn("line_number", line_number.cast("long"))
         .drop("block_start", "row_order", "_first_row", "_before")
         .transform(with_header_fields)
-        .withColumn("line_kind", kind)
+        .withColumns({"line_kind": kind, "own_node_id": node_id_in_message(F.col("message"))})
     )
 
 
@@ -126,7 +128,7 @@ def continuation_runs(numbered: DataFrame) -> DataFrame:
 
 
 _HEADER_FIELDS = (
-    "line_prefix", "ts_text", "level", "logger", "logger_line", "thread", "message",
+    "line_prefix", "ts_text", "level", "logger", "logger_line", "thread", "message", "own_node_id",
 )  # fmt: skip
 
 
@@ -142,7 +144,8 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
     Output columns: source_path, line_number (long, the record's first line), line_count (int),
     layout (string; ``unknown`` for continuation lines before any header in the file), raw
     (string, the first line), line_prefix, ts_text, level, logger, logger_line (int), thread,
-    message, continuation (string: continuation lines joined by ``\\n``, null if none).
+    message, own_node_id, continuation (string: continuation lines joined by ``\\n``, null if
+    none).
 
     Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
     them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
@@ -207,15 +210,16 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
     name.
 
     Input columns:
-        records: ``fold_records`` output. sources (small, broadcast): source_path (string),
+        records: ``fold_records`` output (own_node_id: the id the record's message prints,
+        computed once by ``number_lines``). sources (small, broadcast): source_path (string),
         node_key (string: the node folder), node_folder_name (string), config_node_id
         (string, nullable), time_zone (string).
     Output columns: records' columns + node_id (string), node_id_source (string: config,
     log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from the source's zone,
     JSON records' ISO-8601 times with their own offset), log_date (date).
     """
-    with_source = records.join(F.broadcast(sources), "source_path", "left").withColumn(
-        "_own_id", node_id_in_message(F.col("message"))
+    with_source = records.join(F.broadcast(sources), "source_path", "left").withColumnRenamed(
+        "own_node_id", "_own_id"
     )
     # One pass over the records for both levels: per file, then per node from the (small)
     # per-file result.
@@ -228,11 +232,7 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
     unique_in_file = F.when(F.col("_file_min") == F.col("_file_max"), F.col("_file_min"))
     unique_in_node = F.when(F.col("_node_min") == F.col("_node_max"), F.col("_node_min"))
     from_logs = F.coalesce(F.col("_own_id"), unique_in_file, unique_in_node)
-    log4j_ts = local_log_ts(F.col("ts_text"), F.coalesce(F.col("time_zone"), F.lit("UTC")))
-    # JSON records carry ISO-8601 times with their offset (CloudEvents ``time``).
-    log_ts = F.when(F.col("layout") == "json", F.col("ts_text").try_cast("timestamp")).otherwise(
-        log4j_ts
-    )
+    log_ts = record_log_ts(F.col("layout"), F.col("ts_text"), F.col("time_zone"))
     return (
         with_source.join(F.broadcast(per_file.drop("node_key")), "source_path", "left")
         .join(F.broadcast(per_node), "node_key", "left")
@@ -249,6 +249,39 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
         .withColumn("log_ts", log_ts)
         .withColumn("log_date", F.to_date("log_ts"))
     )
+
+
+def record_log_ts(layout: Column, ts_text: Column, time_zone: Column) -> Column:
+    """A record's UTC timestamp: a log4j time read in its source's zone (UTC when null), a JSON
+    record's ISO-8601 time with its own offset (CloudEvents ``time``); null when there is no
+    time or it does not parse."""
+    log4j_ts = local_log_ts(ts_text, F.coalesce(time_zone, F.lit("UTC")))
+    return F.when(layout == "json", ts_text.try_cast("timestamp")).otherwise(log4j_ts)
+
+
+def record_dates(numbered: DataFrame, runs: DataFrame, sources: DataFrame) -> DataFrame:
+    """The distinct ``log_date`` values of the records ``fold_records`` and ``with_node_id``
+    make of these lines, read from the lines alone (a record's time is its header line's).
+
+    Input columns: ``number_lines`` output; ``continuation_runs`` output; sources as for
+    ``with_node_id`` (source_path, time_zone).
+    Output columns: log_date (date; null for records without a time, such as the continuation
+    lines at the start of a file), one row per value.
+    """
+    zones = F.broadcast(sources.select("source_path", "time_zone"))
+    headers = (
+        numbered.where(F.col("line_kind") == HEADER)
+        .join(zones, "source_path", "left")
+        .select(
+            F.to_date(record_log_ts(F.col("layout"), F.col("ts_text"), F.col("time_zone"))).alias(
+                "log_date"
+            )
+        )
+    )
+    orphans = runs.where(F.col("anchor_line").isNull()).select(
+        F.lit(None).cast("date").alias("log_date")
+    )
+    return union_by_name([headers, orphans]).distinct()
 
 
 def with_family(records: DataFrame) -> DataFrame:
