@@ -31,8 +31,8 @@ def main() -> None:
     args = parser.parse_args()
     files = [s.path for s in discover_sources(tuple(SourceSpec(p) for p in args.inputs))]
     spark = build_session("bench-bare-process", args.master)
-    seconds = bare_read_parse(spark, files, args.out)
-    print(f"bare read + parse of {len(files)} file(s): {seconds:.1f} s")
+    seconds, cpu_s = bare_read_parse(spark, files, args.out)
+    print(f"bare read + parse of {len(files)} file(s): {seconds:.1f} s (JVM CPU {cpu_s:.1f} s)")
     spark.stop()
 
 

@@ -124,6 +124,7 @@ class SizeResult:
     files: int
     generate_s: float
     bare_s: float
+    bare_jvm_cpu_s: float
     pipeline_s: float
     pipeline_jvm_cpu_s: float
     engine: str
@@ -184,9 +185,11 @@ def count_lines(files: list[Path]) -> int:
     return total
 
 
-def bare_read_parse(spark: SparkSession, files: list[Path], out: Path) -> float:
-    """Seconds to read every line, split the log4j prefix, parse the request JSON, write Parquet."""
-    started = time.monotonic()
+def bare_read_parse(spark: SparkSession, files: list[Path], out: Path) -> tuple[float, float]:
+    """Wall and JVM CPU seconds to read every line, split the log4j prefix, parse the request
+    JSON and write Parquet."""
+    pid = jvm_pid(spark)
+    started, cpu = time.monotonic(), jvm_cpu_s(pid)
     lines = spark.read.text([str(p) for p in files])
     parts = [F.regexp_extract("value", PREFIX, i) for i in range(1, 5)]
     message = parts[2]
@@ -199,7 +202,7 @@ def bare_read_parse(spark: SparkSession, files: list[Path], out: Path) -> float:
         .alias("request"),
     )  # fmt: skip
     parsed.write.mode("overwrite").parquet(str(out))
-    return time.monotonic() - started
+    return time.monotonic() - started, jvm_cpu_s(pid) - cpu
 
 
 def run_pipeline(spark: SparkSession, corpus: Path, lake: Path) -> tuple[float, float, Any]:
@@ -252,16 +255,18 @@ def machine() -> dict[str, Any]:
 
 def table(results: list[SizeResult], hand: dict[str, Any] | None) -> str:
     rows = [
-        "| lines | files | MB | generate s | bare read+parse s | pipeline s | lines/s | "
-        "pipeline / bare | driver Python MiB | JVM MiB | Python workers MiB | engine | "
-        "equals truth |",
+        "| lines | files | MB | generate s | bare read+parse s (JVM CPU) | pipeline s (JVM CPU) | "
+        "lines/s | pipeline / bare, wall (JVM CPU) | driver Python MiB | JVM MiB | "
+        "Python workers MiB | engine | equals truth |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for r in results:
         rows.append(
             f"| {r.lines:,} | {r.files} | {r.bytes / 1e6:,.0f} | {r.generate_s:.0f} | "
-            f"{r.bare_s:.1f} | {r.pipeline_s:.0f} | {r.lines / r.pipeline_s:,.0f} | "
-            f"{r.pipeline_s / r.bare_s:.1f} | {r.peaks_mib['driver_python']:.0f} | "
+            f"{r.bare_s:.1f} ({r.bare_jvm_cpu_s:.0f}) | "
+            f"{r.pipeline_s:.0f} ({r.pipeline_jvm_cpu_s:.0f}) | {r.lines / r.pipeline_s:,.0f} | "
+            f"{r.pipeline_s / r.bare_s:.1f} ({r.pipeline_jvm_cpu_s / r.bare_jvm_cpu_s:.1f}) | "
+            f"{r.peaks_mib['driver_python']:.0f} | "
             f"{r.peaks_mib['jvm']:.0f} | {r.peaks_mib['python_workers']:.0f} | {r.engine} | "
             f"{'yes' if r.equals_truth() else 'NO'} |"
         )
@@ -325,7 +330,7 @@ def main() -> None:
         corpus, generate_s = corpora[size]
         files = log_files(corpus)
         print(f"{size:,}: bare read + parse", flush=True)
-        bare_s = bare_read_parse(spark, files, args.work / f"bare-{size}")
+        bare_s, bare_cpu_s = bare_read_parse(spark, files, args.work / f"bare-{size}")
         print(f"{size:,}: pipeline", flush=True)
         with sampler.measuring() as peaks:
             pipeline_s, cpu_s, summary = run_pipeline(spark, corpus, args.work / f"lake-{size}")
@@ -336,6 +341,7 @@ def main() -> None:
             files=len(files),
             generate_s=generate_s,
             bare_s=bare_s,
+            bare_jvm_cpu_s=bare_cpu_s,
             pipeline_s=pipeline_s,
             pipeline_jvm_cpu_s=cpu_s,
             engine=summary.engine,
