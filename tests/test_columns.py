@@ -9,6 +9,7 @@ from pyspark.sql import functions as F
 
 from transforms.columns import group, group_at, groups
 from transforms.request_string import HEADER_RE, METRICS_RE, struct_top_level_error_code
+from transforms.requests import CONNECTION_ID_RE, connection_parts
 
 TAIL = (
     "10.0.0.1:9092-10.0.0.2:5000-7;totalTime:1.5,requestQueueTime:0.1,localTime:1.0,"
@@ -21,6 +22,9 @@ TEXTS = [
     "softwareVersion=2.7.0),temporaryMemoryBytes:12",
     TAIL.replace("User:CN=a", "User:\u0001odd"),  # the separator itself: the fallback path
     TAIL.replace("totalTime:1.5", "totalTime:"),  # an empty group
+    # Java's $ matches before a final line terminator: what follows the match is not a group.
+    TAIL + "\n",
+    TAIL + "\u2028",
     "not metrics at all",
     "",
     None,
@@ -41,6 +45,8 @@ def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
         True,
         True,
         True,
+        True,
+        True,
         False,
         False,
         False,
@@ -57,6 +63,46 @@ def test_header_groups_on_the_header_match(spark: SparkSession) -> None:
     expected = spark.createDataFrame(
         [("FETCH", "11", None, "7"), (None, None, None, None)],
         "g1 string, g2 string, g3 string, g4 string",
+    )
+    assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_connection_parts_ignore_a_final_line_terminator(spark: SparkSession) -> None:
+    """A connection id ending in a line terminator (JSON may carry an escaped or a raw U+2028)
+    splits as ``regexp_extract`` splits it: the terminator is not part of the last group."""
+    ids = [
+        "10.0.0.1:9092-10.0.0.2:5555-3",
+        "10.0.0.1:9092-10.0.0.2:5555-3\n",
+        "10.0.0.1:9092-10.0.0.2:5555-3\r\n",
+        "10.0.0.1:9092-10.0.0.2:5555-3\u2028",
+        "10.0.0.1:9092-10.0.0.2:5555-3-4\u0085",
+        "10.0.0.1:9092-10.0.0.2:5555-3-4",
+        "10.0.0.1:9092-10.0.0.2:5555-3\n\n",  # two terminators: no match
+        None,
+    ]
+    df = spark.createDataFrame([(i, c) for i, c in enumerate(ids)], "id int, conn string")
+    found = groups(F.col("conn"), CONNECTION_ID_RE, 6)
+    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, 7)])
+    slow = df.select(
+        "id", *[group(F.col("conn"), CONNECTION_ID_RE, i).alias(f"g{i}") for i in range(1, 7)]
+    )
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    parts = connection_parts(F.col("conn"))
+    actual = df.select(
+        "id", parts["processor_id"].alias("processor_id"), parts["connection_index"].alias("idx")
+    )
+    expected = spark.createDataFrame(
+        [
+            (0, None, 3),
+            (1, None, 3),
+            (2, None, 3),
+            (3, None, 3),
+            (4, 3, 4),
+            (5, 3, 4),
+            (6, None, None),
+            (7, None, None),
+        ],
+        "id int, processor_id int, idx int",
     )
     assert_df_equality(actual, expected, ignore_nullable=True)
 

@@ -214,9 +214,9 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
         computed once by ``number_lines``). sources (small, broadcast): source_path (string),
         node_key (string: the node folder), node_folder_name (string), config_node_id
         (string, nullable), time_zone (string).
-    Output columns: records' columns + node_id (string), node_id_source (string: config,
-    log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from the source's zone,
-    JSON records' ISO-8601 times with their own offset), log_date (date).
+    Output columns: records' columns except own_node_id + node_id (string), node_id_source
+    (string: config, log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from
+    the source's zone, JSON records' ISO-8601 times with their own offset), log_date (date).
     """
     with_source = records.join(F.broadcast(sources), "source_path", "left").withColumnRenamed(
         "own_node_id", "_own_id"

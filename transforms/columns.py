@@ -23,19 +23,23 @@ def groups(text: Column, regex: str, count: int) -> Column:
     """Groups 1..``count`` of ``regex`` in ``text`` from one regex evaluation; read them with
     ``group_at``.
 
-    ``regex`` must match the whole text when it matches at all (anchored ``^...$``, or applied
-    to a text that is exactly one match). The text is rewritten to the groups joined by U+0001
-    with ``regexp_replace`` and split again; a text that itself contains U+0001 falls back to
-    one ``regexp_extract`` per group, so ``group_at`` always equals ``group``.
+    ``regex`` must match from the text's start when it matches at all (anchored ``^``, or
+    applied to a text that is exactly one match). The text is rewritten to the groups, each
+    preceded by U+0001 and the last followed by one, with ``regexp_replace`` and split again;
+    what the match leaves after it (Java's ``$`` matches before a final line terminator: ``\n``,
+    ``\r\n``, U+0085, U+2028, U+2029) lands after the last separator and is dropped. A text
+    that itself contains U+0001 falls back to one ``regexp_extract`` per group, so ``group_at``
+    always equals ``group``.
 
     Returns:
         array<string> of ``count`` elements ("" for an empty or non-participating group); null
         when ``text`` is null or does not match. Element ``i`` is group ``i + 1``.
     """
     sep = _GROUP_SEPARATOR
-    replacement = sep + sep.join(f"${i}" for i in range(1, count + 1))
+    replacement = sep + sep.join(f"${i}" for i in range(1, count + 1)) + sep
     replaced = F.regexp_replace(text, regex, replacement)
-    one_pass = F.when(replaced.startswith(sep), F.split(F.substring(replaced, 2, 1 << 30), sep))
+    split = F.split(F.substring(replaced, 2, 1 << 30), sep)
+    one_pass = F.when(replaced.startswith(sep), F.slice(split, 1, count))
     extracted = [F.regexp_extract(text, regex, i) for i in range(1, count + 1)]
     per_group = F.when(text.rlike(regex), F.array(*extracted))
     return F.when(text.contains(sep), per_group).otherwise(one_pass)
