@@ -82,10 +82,12 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _alive_workers(web_port: int) -> int:
+    """Workers the master reports alive; 0 while its web UI is not up, or while it still answers
+    ``/json/`` with its HTML page (seen once on CI, before the JSON handler was attached)."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/json/", timeout=5) as answer:
             state: dict[str, Any] = json.load(answer)
-    except OSError:
+    except (OSError, json.JSONDecodeError):
         return 0
     return int(state.get("aliveworkers", 0))
 
