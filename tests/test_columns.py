@@ -4,7 +4,7 @@ top-level error code, each against the slow, obviously right form it replaces.""
 from __future__ import annotations
 
 from chispa import assert_df_equality
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from transforms.columns import group, group_at, groups
@@ -31,14 +31,21 @@ TEXTS = [
 ]
 
 
-def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
-    df = spark.createDataFrame([(i, t) for i, t in enumerate(TEXTS)], "id int, text string")
-    found = groups(F.col("text"), METRICS_RE, 15)
-    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, 16)])
+def _assert_groups_equal_group(df: DataFrame, name: str, regex: str, count: int) -> Column:
+    """Assert that every ``group_at`` of ``groups`` equals ``group`` on each row of ``df``
+    (keyed by ``id``); return the ``groups`` column."""
+    found = groups(F.col(name), regex, count)
+    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, count + 1)])
     slow = df.select(
-        "id", *[group(F.col("text"), METRICS_RE, i).alias(f"g{i}") for i in range(1, 16)]
+        "id", *[group(F.col(name), regex, i).alias(f"g{i}") for i in range(1, count + 1)]
     )
     assert_df_equality(fast, slow, ignore_nullable=True)
+    return found
+
+
+def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(TEXTS)], "id int, text string")
+    found = _assert_groups_equal_group(df, "text", METRICS_RE, 15)
     matched = df.select("id", found.isNotNull().alias("matched")).orderBy("id")
     assert [r["matched"] for r in matched.collect()] == [
         True,
@@ -81,12 +88,7 @@ def test_connection_parts_ignore_a_final_line_terminator(spark: SparkSession) ->
         None,
     ]
     df = spark.createDataFrame([(i, c) for i, c in enumerate(ids)], "id int, conn string")
-    found = groups(F.col("conn"), CONNECTION_ID_RE, 6)
-    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, 7)])
-    slow = df.select(
-        "id", *[group(F.col("conn"), CONNECTION_ID_RE, i).alias(f"g{i}") for i in range(1, 7)]
-    )
-    assert_df_equality(fast, slow, ignore_nullable=True)
+    _assert_groups_equal_group(df, "conn", CONNECTION_ID_RE, 6)
     parts = connection_parts(F.col("conn"))
     actual = df.select(
         "id", parts["processor_id"].alias("processor_id"), parts["connection_index"].alias("idx")

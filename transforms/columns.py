@@ -26,8 +26,8 @@ def groups(text: Column, regex: str, count: int) -> Column:
     ``regex`` must match from the text's start when it matches at all (anchored ``^``, or
     applied to a text that is exactly one match). The text is rewritten to the groups, each
     preceded by U+0001 and the last followed by one, with ``regexp_replace`` and split again;
-    what the match leaves after it (Java's ``$`` matches before a final line terminator: ``\n``,
-    ``\r\n``, U+0085, U+2028, U+2029) lands after the last separator and is dropped. A text
+    what the match leaves after it (Java's ``$`` matches before a final line terminator: ``\\n``,
+    ``\\r\\n``, U+0085, U+2028, U+2029) lands after the last separator and is dropped. A text
     that itself contains U+0001 falls back to one ``regexp_extract`` per group, so ``group_at``
     always equals ``group``.
 
