@@ -158,7 +158,7 @@ def generate(corpus: Path, lines_target: int, seed: int, extra: list[str]) -> fl
         return float(json.loads((corpus / ".bench-generate-s").read_text(encoding="utf-8")))
     shutil.rmtree(corpus, ignore_errors=True)
     started = time.monotonic()
-    command = [sys.executable, "-m", "jobs.cli", "generate", "--out", str(corpus)]
+    command = [sys.executable, "-m", "jobs.cli.main", "generate", "--out", str(corpus)]
     command += ["--lines-target", str(lines_target), "--seed", str(seed), *extra]
     subprocess.run(command, check=True, cwd=ROOT)
     took = time.monotonic() - started

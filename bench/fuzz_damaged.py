@@ -1,6 +1,6 @@
 """The fuzz suite at full size (issue 21): a damaged and hostile corpus through the real CLI.
 
-Builds ``tests.fuzz_corpus`` (a generated cluster and the real samples, each line kept once,
+Builds ``tests.support.fuzz_corpus`` (a generated cluster and the real samples, each line kept once,
 with about as many damaged copies of every kind, plus the special files), runs
 ``kafka-audit run`` on it as a user would, renders ``kafka-audit report`` in every format, and
 checks: exit 0; the accounting balances file by file on newline-terminated lines; no
@@ -24,9 +24,9 @@ from deltalake import DeltaTable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.fuzz_corpus import CONTROL, build, expected_lines, secret_pieces
+from tests.support.fuzz_corpus import CONTROL, build, expected_lines, secret_pieces
 
-CLI = [sys.executable, "-m", "jobs.cli"]
+CLI = [sys.executable, "-m", "jobs.cli.main"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,9 +21,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.config import RunConfig, SourceSpec
+from jobs.fingerprint_keys import ephemeral_key
 from jobs.inputs import discover_sources
 from jobs.pipeline import build_frames
-from jobs.secrets import ephemeral_key
 from jobs.session import build_session
 
 

@@ -25,12 +25,13 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.config import SourceSpec
+from jobs.fingerprint_keys import ephemeral_key
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import discover_sources
-from jobs.secrets import ephemeral_key
 from jobs.session import build_session
-from transforms.bronze import fold_records, number_lines, to_raw_lines, with_family, with_node_id
-from transforms.silver import parse_families
+from transforms.bronze.records import fold_records, number_lines, to_raw_lines, with_node_id
+from transforms.silver.families import with_family
+from transforms.silver.registry import parse_families
 
 
 def _timed(df: DataFrame, persist: bool = True) -> tuple[DataFrame, float]:

@@ -26,11 +26,11 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
-from transforms.reauth import connections
-from transforms.reauth_config import DEFAULT_CAPABILITIES, capabilities_frame
-from transforms.reauth_gold import readiness, reauth_findings, reauth_metrics
-from transforms.reauth_sessions import ReplayWindows
-from transforms.reauth_sessions import replay as replay_frames
+from transforms.gold.kip368_reauth.config import DEFAULT_CAPABILITIES, capabilities_frame
+from transforms.gold.kip368_reauth.outputs import readiness, reauth_findings, reauth_metrics
+from transforms.gold.kip368_reauth.replay import connections
+from transforms.gold.kip368_reauth.sessions import ReplayWindows
+from transforms.gold.kip368_reauth.sessions import replay as replay_frames
 
 REQUESTS_PER_CONNECTION = 8
 AUTH_LINES_PER_CONNECTION = 4  # handshake (3) + a re-authentication or a kill (about 1)

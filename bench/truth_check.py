@@ -1,6 +1,7 @@
 """Compare a benchmark lake with its generated corpus's ground truth (``truth/``), at any size.
 
-``tests/test_ground_truth.py`` holds the pipeline to the truth exactly on a small corpus; this
+``tests/integration/test_ground_truth.py`` holds the pipeline to the truth exactly on a small
+corpus; this
 is the same check, lighter, for the benchmark's 1M and 10M corpora: no Spark, the lake read
 with ``deltalake``. Per table, each truth record and each lake row becomes a key of its scalar
 columns (timestamps in ISO-8601 UTC to the millisecond, floats to 9 significant digits; nested
@@ -23,7 +24,8 @@ from typing import Any
 
 #: table -> columns left out: the run's own id; prose built from compared columns; the
 #: lake-keyed fingerprint, which the truth cannot know; and what depends on the run's "as of"
-#: time: the truth is as of the end of the simulated UTC day (``tests/test_ground_truth.py``
+#: time: the truth is as of the end of the simulated UTC day
+#: (``tests/integration/test_ground_truth.py``
 #: runs with that window and compares these too), the benchmark runs without a window, so its
 #: "as of" is the last record's time and a token that expires in between is still active.
 SKIPPED: dict[str, set[str]] = {

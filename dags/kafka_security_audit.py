@@ -262,8 +262,8 @@ def build_dag(settings: DagSettings) -> DAG:
                 "PYSPARK_PYTHON": python,
                 "PYSPARK_DRIVER_PYTHON": python,
                 # Python puts a script's folder first on sys.path: for jobs/submit.py that is
-                # jobs/, whose secrets.py would shadow the standard library's (numpy imports
-                # it). The job imports the project from its install or from --py-files. ("yes":
+                # jobs/, whose modules would become top-level names that can shadow others'.
+                # The job imports the project from its install or from --py-files. ("yes":
                 # native rendering would turn "1" into an int, which no environment takes.)
                 "PYTHONSAFEPATH": "yes",
             },

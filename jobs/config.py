@@ -82,7 +82,7 @@ class RunConfig:
         master: Spark master when the job builds its own session (None = keep spark-submit's).
         spark_conf: extra Spark settings.
         fingerprint_key_env / fingerprint_key_file: the fingerprint key by reference
-            (``jobs.secrets``); neither = a key generated and kept in the lake.
+            (``jobs.fingerprint_keys``); neither = a key generated and kept in the lake.
         token_secret_env / token_secret_file: the cluster's ``delegation.token.secret.key``
             by reference, for HMAC verification (KIP-48); never stored.
         rules: thresholds and switches of the gold rules, one table per area

@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.lake import Lake
+from jobs.lake.tables import Lake
 from schemas import run_coverage
 from transforms.frames import local_frame
 

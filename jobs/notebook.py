@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
-from deltalake import DeltaTable
 
 from jobs.errors import InputError
+from jobs.lake.reads import read_pandas
 
 #: Environment variable naming the lake the notebooks read.
 LAKE_ENV = "KAFKA_AUDIT_LAKE"
@@ -51,8 +51,7 @@ def lake_path() -> Path:
 def read_table(name: str, lake: Path | None = None) -> pd.DataFrame:
     """Reads the current snapshot of one of the project's Delta tables into pandas.
 
-    Uses deltalake's ``DeltaTable.to_pandas()`` (Arrow tables from deltalake can abort the
-    process at exit unless released first; pandas frames do not). Timestamps come back as
+    Uses ``jobs.lake.reads.read_pandas`` (deltalake, no Spark). Timestamps come back as
     ``datetime64[us, UTC]``, date partition columns as ``datetime.date`` objects, arrays as
     numpy arrays, structs as dicts.
 
@@ -80,7 +79,7 @@ def read_table(name: str, lake: Path | None = None) -> pd.DataFrame:
     columns = table_columns(name)
     if not (path / "_delta_log").is_dir():
         return pd.DataFrame(columns=columns)
-    df = DeltaTable(str(path)).to_pandas()
+    df = read_pandas(str(path))
     # A lake written by an older version lacks the columns added since: they read as null.
     missing = [column for column in columns if column not in df.columns]
     df = df.assign(**dict.fromkeys(missing))

@@ -26,13 +26,14 @@ from pyspark.sql.types import StructType
 
 from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
-from jobs.gold import Gold, GoldContext, build_gold
+from jobs.fingerprint_keys import fingerprint_key, token_secret
+from jobs.gold.context import Gold, GoldContext
+from jobs.gold.registry import build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, damaged_files, discover_sources, node_property_rows
-from jobs.lake import Lake, WriteResult, choose_engine
+from jobs.lake.tables import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
-from jobs.secrets import fingerprint_key, token_secret
 from jobs.small_input import small_input_settings
 from jobs.summary import RunSummary, TableWrite
 from schemas import (
@@ -47,21 +48,21 @@ from schemas import (
 )
 from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
-from transforms.accounting import BUCKETS, line_accounting
-from transforms.bronze import (
+from transforms.bronze.accounting import BUCKETS, line_accounting
+from transforms.bronze.records import (
     continuation_runs,
     fold_records,
     number_lines,
     record_dates,
     to_raw_lines,
-    with_family,
     with_node_id,
 )
 from transforms.frames import local_frame
-from transforms.metrics import security_metrics as compute_security_metrics
+from transforms.gold.metrics import security_metrics as compute_security_metrics
 from transforms.quarantine import table_and_quarantine_columns
-from transforms.silver import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
-from transforms.silver import quarantine as quarantine_of
+from transforms.silver.families import with_family
+from transforms.silver.registry import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
+from transforms.silver.registry import quarantine as quarantine_of
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ class Bronze:
     """The run's bronze layers: the numbered lines (persisted), the folded records (every
     record, in or out of the window), the same with node ids and families, the bronze rows
     of the window (``schemas.raw_lines.RAW_LINES``), and the records' distinct ``log_date``
-    values (``transforms.bronze.record_dates``)."""
+    values (``transforms.bronze.records.record_dates``)."""
 
     numbered: DataFrame
     folded: DataFrame
@@ -125,7 +126,7 @@ def build_bronze(
         spark: the session.
         sources: the files to read.
         config: the run's window and id.
-        key: the fingerprint key for secrets (``jobs.secrets``).
+        key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     disk = StorageLevel.MEMORY_AND_DISK
     numbered = number_lines(read_lines(spark, sources)).persist(disk)
@@ -167,7 +168,7 @@ def build_frames(
         spark: the session.
         sources: the files to read.
         config: the run's window and id.
-        key: the fingerprint key for secrets (``jobs.secrets``).
+        key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     bronze = build_bronze(spark, sources, config, key)
     # Materialised here, its plan cut to a scan of the rows (a run reads it back from the lake

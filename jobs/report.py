@@ -4,7 +4,7 @@ for a window of UTC days and shaped into rows for people.
 Reads with deltalake (delta-rs) and pyarrow, without Spark: the three tables are small
 aggregates, and a Spark session costs 8-40 s of start-up on this kind of machine where this
 read takes about one second (measured: docs/report-and-ocsf.md). delta-rs reads the tables of
-both Delta engines. Rendering: :mod:`jobs.report_command`.
+both Delta engines. Rendering: :mod:`jobs.cli.report`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from jobs.errors import ConfigError, InputError
+from jobs.lake.reads import is_delta_table, read_rows, table_path
 from schemas import findings, reauth_readiness, security_metrics
 from schemas.findings import SEVERITIES
 
@@ -57,24 +58,16 @@ def parse_window(start: str | None, end: str | None) -> Window:
     return Window(days[0], days[1])
 
 
-def table_path(lake: str, table: str) -> str:
-    """``lake/table`` (a local path is made absolute)."""
-    root = lake if "://" in lake else os.path.abspath(lake)
-    return f"{root.rstrip('/')}/{table}"
-
-
 def check_lake(lake: str, tables: Sequence[str]) -> None:
     """Checks that ``lake`` holds a Delta table for each of ``tables``.
 
     Raises:
         InputError: the lake folder does not exist, or names the first missing table.
     """
-    from deltalake import DeltaTable  # noqa: PLC0415  (keeps the CLI's --help fast)
-
     if "://" not in lake and not os.path.isdir(lake):
         raise InputError(f"lake {lake!r} not found: expected the folder of a kafka-audit run")
     for table in tables:
-        if not DeltaTable.is_deltatable(table_path(lake, table)):
+        if not is_delta_table(table_path(lake, table)):
             raise InputError(
                 f"lake {lake!r} has no Delta table {table!r}: run kafka-audit run on it first"
             )
@@ -92,18 +85,7 @@ def read_gold(lake: str, table: str, partition_column: str, window: Window) -> l
     Returns:
         The rows as dicts (timestamps as aware UTC datetimes).
     """
-    import pyarrow.dataset as ds  # noqa: PLC0415
-    from deltalake import DeltaTable  # noqa: PLC0415
-
-    dataset = DeltaTable(table_path(lake, table)).to_pyarrow_dataset()
-    where = None
-    if window.start is not None and window.end is not None:
-        day = ds.field(partition_column)
-        where = (day >= window.start) & (day < window.end)
-    arrow = dataset.to_table(filter=where)
-    rows: list[Row] = arrow.to_pylist()
-    del arrow, dataset  # release Arrow memory before exit (DESIGN.md: deltalake pitfalls)
-    return rows
+    return read_rows(table_path(lake, table), partition_column, window.start, window.end)
 
 
 def metrics_rows(rows: Sequence[Row], window_kind: str) -> list[Row]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
 
@@ -84,25 +83,3 @@ def build_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
-
-
-@contextmanager
-def runtime_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
-    """Within the block, the session's runtime SQL ``settings``; its own values (or their
-    absence) are put back afterwards, also when the block raises.
-
-    Args:
-        spark: the session (a notebook's or the suite's keeps its own settings after).
-        settings: runtime SQL configuration keys and values (``spark.sql.*``).
-    """
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, previous in before.items():
-            if previous is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, previous)

@@ -8,7 +8,7 @@ turns both off for the duration of a command (``run``, ``parse``, ``export-ocsf`
 the session's own values back afterwards (a notebook's session is left as it was). Above it,
 code generation pays for itself.
 
-Measured on this machine (2 cores, ``tests/test_fuzz.py``'s one pipeline run over ~2,600
+Measured on this machine (2 cores, ``tests/integration/test_fuzz.py``'s one pipeline run over ~2,600
 lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
 """
 
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
-from jobs.session import runtime_settings
+from jobs.lake.settings import runtime_settings
 
 log = logging.getLogger(__name__)
 

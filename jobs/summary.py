@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from jobs.formatting import duration_text
-from jobs.lake import WriteResult
+from jobs.lake.tables import WriteResult
 from jobs.neutralize import terminal
-from transforms.accounting import BUCKETS
+from transforms.bronze.accounting import BUCKETS
 
 _SHORT = {
     "physical_lines": "lines",

@@ -6,7 +6,8 @@ exception``), ``org.apache.kafka.clients.NetworkClient`` (``Connection to node .
 authentication due to: ...``), the DEBUG/TRACE lines of ``SaslServerAuthenticator``,
 ``SaslClientAuthenticator`` and ``kafka.network.Processor`` (session lifetime, re-authentication
 start, expired-channel disconnects), and Confluent audit-log authentication events; see
-``transforms.auth``, ``transforms.auth_debug``, ``transforms.confluent_audit`` and
+``transforms.silver.auth.parse``, ``transforms.silver.auth.debug``,
+``transforms.silver.confluent_audit.parse`` and
 kafka-log-formats.md section 4.
 """
 
@@ -107,7 +108,8 @@ AUTH_EVENTS = StructType(
         StructField("security_protocol", StringType(), True),
         # Exception message verbatim; null for success lines.
         StructField("reason", StringType(), True),
-        # Stable code for reason (transforms.auth_reasons.FAILURE_REASON_CODES, else 'OTHER').
+        # Stable code for reason (transforms.silver.auth.reasons.FAILURE_REASON_CODES, else
+        # 'OTHER').
         StructField("failure_reason_code", StringType(), True),
         # SASL mechanism named by the reason, when it names one.
         StructField("mechanism", StringType(), True),

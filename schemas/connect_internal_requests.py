@@ -9,7 +9,7 @@ Two views of the same traffic (``observed_by``):
   (a follower does not log successes). ``status`` is 403 for Kafka's own stale-key line, the
   leader's status when the folded exception carries a KIP-507 verification message, else null.
 
-Built by ``transforms.connect_signing.internal_request_counts``. Date-partitioned: a run
+Built by ``transforms.gold.kip507_connect_signing.internal_request_counts``. Date-partitioned: a run
 replaces its dates.
 """
 

@@ -2,10 +2,10 @@
 
 One table for two record kinds (``record_kind``):
 * ``rest_access``: a Jetty request-log line of ``org.apache.kafka.connect.runtime.rest.RestServer``
-  (kafka-log-formats.md section 8.5), parsed by ``transforms.connect_rest``.
+  (kafka-log-formats.md section 8.5), parsed by ``transforms.silver.connect.rest``.
 * ``worker_event``: a ``DistributedHerder`` / ``RestClient`` / ``ConnectExceptionMapper`` line about
   request forwarding, task reconfiguration, session keys or request verification (KIP-507,
-  sections 8.3 and 8.4), parsed by ``transforms.connect_worker``.
+  sections 8.3 and 8.4), parsed by ``transforms.silver.connect.worker``.
 
 Columns one kind does not carry are null for the other.
 """
@@ -56,7 +56,7 @@ ENDPOINT_KINDS: tuple[str, ...] = (
     "other",
 )
 
-#: ``event_type`` values of worker events (transforms.connect_worker.EVENT_PATTERNS has the
+#: ``event_type`` values of worker events (transforms.silver.connect.worker.EVENT_PATTERNS has the
 #: wording each one matches).
 WORKER_EVENT_TYPES: tuple[str, ...] = (
     "forward_failed",

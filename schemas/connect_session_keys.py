@@ -7,7 +7,8 @@ does not log the key it reads). The leader writes a new key when the current one
 ``inter.worker.key.ttl.ms`` old (``DistributedHerder.checkForKeyRotation``), so consecutive
 lines on one worker should be about one TTL apart.
 
-Built by ``transforms.connect_signing.session_key_rotations``. Date-partitioned: a run replaces
+Built by ``transforms.gold.kip507_connect_signing.session_key_rotations``. Date-partitioned: a run
+replaces
 its dates; the first rotation of a run takes its predecessor from the lake's earlier dates.
 """
 

@@ -5,7 +5,7 @@ A broker logs the client's request (``isForwarded:false``, the client's address 
 connection id); the controller logs the same request unwrapped from the ENVELOPE
 (``isForwarded:true``, the original header and principal, but the broker's connection). The two
 lines are paired on client id, correlation id and API key, within a time tolerance, preferring
-the same principal (``transforms.forwarding``). Lines left over stay visible with
+the same principal (``transforms.gold.kip590_forwarding``). Lines left over stay visible with
 ``unpaired_reason``. An ENVELOPE line appears only when the envelope itself failed
 (``KafkaApis.handleEnvelopeRequest``); its ``requestPrincipal`` and ``clientHostAddress`` are
 decoded at silver. Date-partitioned: a run replaces its dates.

@@ -4,7 +4,7 @@ migration plan), per candidate value and day.
 For each SASL session of the day that started with an authentication and whose client cannot
 re-authenticate, the broker would have closed the connection at its first request after
 ``start + candidate`` (``Disconnecting expired channel``); an idle connection is never killed.
-``transforms.reauth_gold.readiness`` builds it.
+``transforms.gold.kip368_reauth.outputs.readiness`` builds it.
 """
 
 from __future__ import annotations

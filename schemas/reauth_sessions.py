@@ -3,7 +3,7 @@
 A session starts at a connection's first authentication and at each successful
 re-authentication; it ends re-authenticated, killed (``Disconnecting expired channel``),
 with a failed re-authentication, closed, or still open at the end of the lake's evidence.
-``transforms.reauth_sessions`` builds it from the lake's whole silver on every run
+``transforms.gold.kip368_reauth.sessions`` builds it from the lake's whole silver on every run
 (docs/reruns.md): a session that crosses midnight has one row, in its start date's partition;
 ``session_id`` is deterministic.
 """

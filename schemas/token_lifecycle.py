@@ -5,7 +5,7 @@ Unpartitioned; each run rewrites the table from the lake's whole silver ``token_
 column is recomputed from that history, so an event is never applied twice (history entries
 are unique per ``(source_path, line_number, operation)``) and re-running a day leaves the
 table unchanged.
-See ``transforms.token_lifecycle`` and docs/rules-tokens.md.
+See ``transforms.gold.kip48_tokens.lifecycle`` and docs/rules-tokens.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2 (and CI): set up .venv, then lint (ruff), type-check (mypy) and test (pytest);
+# README command 2 (and CI): set up .venv, then lint (ruff), type-check (mypy), check the import
+# rules (lint-imports) and test (pytest);
 # then the Airflow DAG's tests in .venv-airflow (scripts/test_airflow.sh).
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
@@ -8,6 +9,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== import rules (lint-imports; [tool.importlinter] in pyproject.toml)"
+.venv/bin/lint-imports
 echo "== pytest"
 set +e
 # Two workers, whole modules each (their module-scoped lakes and pipeline runs stay shared): a

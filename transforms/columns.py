@@ -66,3 +66,13 @@ def typed_nulls(schema: StructType, names: Iterable[str]) -> dict[str, Column]:
 def lookup(mapping: dict[str, str], key: Column) -> Column:
     """``mapping[key]`` as a string Column; null for a null key or one not in ``mapping``."""
     return F.create_map(*[F.lit(x) for pair in mapping.items() for x in pair])[key]
+
+
+#: 9999-12-31T23:59:59.999Z, the last instant a timestamp column holds.
+MAX_EPOCH_MS = 253_402_300_799_999
+
+
+def epoch_ms_ts(epoch_ms: Column) -> Column:
+    """UTC timestamp of epoch milliseconds; null for null, negative (-1 = not set) or past
+    9999-12-31 (Kafka saturates ``now + lifetime`` at Long.MAX_VALUE)."""
+    return F.when(epoch_ms.between(0, MAX_EPOCH_MS), F.timestamp_millis(epoch_ms))

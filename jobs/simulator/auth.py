@@ -380,7 +380,8 @@ def _stranger(ts: int, broker: Node, rng: random.Random, truth: Truth) -> LogLin
 
 
 def _report(truth: Truth, findings: _Findings) -> None:
-    """The KIP-368 findings (``transforms.reauth_gold`` rules, stated from the world)."""
+    """The KIP-368 findings (``transforms.gold.kip368_reauth.outputs`` rules, stated from the
+    world)."""
     for (principal, listener, software), entry in sorted(findings.no_reauth.items()):
         count, first, last, node, tags = entry
         discriminator = f"listener={listener} software={software}"

@@ -1,4 +1,4 @@
-"""Render a ``LogLine`` in each log4j layout the pipeline parses (``transforms/layout.py``).
+"""Render a ``LogLine`` in each log4j layout the pipeline parses (``transforms/bronze/layout.py``).
 
 Layouts (kafka-log-formats.md section 1), all with the log4j-1 ``%d`` ISO8601 timestamp
 (``yyyy-MM-dd HH:mm:ss,SSS``, written here in UTC):

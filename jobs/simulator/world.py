@@ -45,7 +45,7 @@ DEFAULT_START = "2026-11-20T00:00:00Z"
 
 @dataclass(frozen=True)
 class GenerateOptions:
-    """``kafka-audit generate`` options (see ``jobs.generate_command``)."""
+    """``kafka-audit generate`` options (see ``jobs.cli.generate``)."""
 
     out: Path
     brokers: int = 3

@@ -1,0 +1,147 @@
+"""``kafka-audit export-ocsf``: authentication and authorization events of a lake as OCSF 1.8.0
+events (``transforms.ocsf``), for security lakes and SIEMs.
+
+Writes one file per class into ``--out``: ``authentication.jsonl`` (class 3002) and
+``api_activity.jsonl`` (class 6003), or ``.parquet``; each written by Spark from one ordered
+partition (by ``time``, then ``metadata.uid``), so the same lake and window give the same files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sys
+import uuid
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+FORMATS = {"jsonl": "json", "parquet": "parquet"}
+
+
+def register(commands: Any) -> None:
+    """Add the ``export-ocsf`` subparser to ``commands`` (argparse's subparsers action)."""
+    export = commands.add_parser(
+        "export-ocsf",
+        help="export authentication and API activity as OCSF 1.8.0 events",
+    )
+    export.add_argument("--lake", required=True, help="root folder of the Delta tables")
+    export.add_argument("--out", required=True, help="folder for the event files (local)")
+    export.add_argument("--format", choices=tuple(FORMATS), default="jsonl", help="default: jsonl")
+    export.add_argument("--start", help="first UTC day (2026-11-20)")
+    export.add_argument("--end", help="day after the last, exclusive (2026-11-21)")
+    export.add_argument("--master", default="local[*]", help="Spark master")
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``export-ocsf``; prints one line per file written. Returns the exit code (0).
+
+    Raises:
+        ConfigError: bad window; InputError: missing lake or table, or --out is a file.
+    """
+    from jobs.errors import InputError  # noqa: PLC0415
+    from jobs.report import check_lake, parse_window  # noqa: PLC0415
+    from schemas import auth_events, authz_decisions  # noqa: PLC0415
+
+    window = parse_window(args.start, args.end)
+    check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InputError(f"--out {args.out!r} is a file: give a folder")
+    from jobs.session import build_session  # noqa: PLC0415
+
+    spark = build_session("kafka-security-audit-export-ocsf", args.master)
+    for line in export(spark, args.lake, args.out, args.format, window):
+        print(line, file=sys.stdout)
+    return 0
+
+
+def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
+    """Writes the two OCSF files of ``lake``'s events in ``window`` into ``out``.
+
+    Args:
+        spark: The session.
+        lake: Lake root.
+        out: Local folder (created); existing files of the same names are replaced.
+        fmt: ``jsonl`` or ``parquet``.
+        window: ``jobs.report.Window`` of UTC days (event_date partitions).
+
+    Returns:
+        One line per file: how many events of which class went where, and how many events
+        were left out for want of a timestamp.
+    """
+    from pyspark.sql import functions as F  # noqa: PLC0415
+
+    from jobs.lake.tables import Lake, choose_engine  # noqa: PLC0415
+    from jobs.small_input import small_input_settings  # noqa: PLC0415
+    from schemas import auth_events, authz_decisions  # noqa: PLC0415
+    from schemas.ocsf import (  # noqa: PLC0415
+        API_ACTIVITY_CLASS_UID,
+        API_ACTIVITY_NAME,
+        AUTHENTICATION_CLASS_UID,
+        AUTHENTICATION_NAME,
+    )
+    from transforms.ocsf import (  # noqa: PLC0415
+        AUTH_OUTCOMES,
+        api_activity_events,
+        authentication_events,
+        in_order,
+    )
+
+    source = Lake(spark, lake, choose_engine(spark, "auto"))
+
+    def read(table: str, schema: Any) -> Any:
+        df = source.read(table, schema)
+        if window.start is None:
+            return df
+        day = F.col("event_date")
+        return df.where((day >= F.lit(window.start)) & (day < F.lit(window.end)))
+
+    auth = read(auth_events.TABLE_NAME, auth_events.AUTH_EVENTS)
+    authz = read(authz_decisions.TABLE_NAME, authz_decisions.AUTHZ_DECISIONS)
+    untimed = {
+        AUTHENTICATION_NAME: auth.where(F.col("event_type").isin(*AUTH_OUTCOMES)),
+        API_ACTIVITY_NAME: authz.where(F.col("record_type") == authz_decisions.RECORD_DECISION),
+    }
+    plan = [
+        (AUTHENTICATION_NAME, AUTHENTICATION_CLASS_UID, authentication_events(auth)),
+        (API_ACTIVITY_NAME, API_ACTIVITY_CLASS_UID, api_activity_events(authz)),
+    ]
+    os.makedirs(out, exist_ok=True)
+    lines = []
+    size = source.size_bytes([auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
+    with small_input_settings(spark, size):
+        for name, class_uid, events in plan:
+            target = os.path.join(out, f"{name}.{fmt}")
+            written = _write_one_file(in_order(events), target, FORMATS[fmt])
+            skipped = untimed[name].where(F.col("event_ts").isNull()).count()
+            note = f" ({skipped} without a timestamp left out)" if skipped else ""
+            lines.append(f"{written:>8} OCSF class {class_uid} events -> {target}{note}")
+    return lines
+
+
+def _write_one_file(events: Any, target: str, spark_format: str) -> int:
+    """Spark writes ``events`` (one partition) to a scratch folder beside ``target``; its one
+    part file becomes ``target``. Returns the number of events."""
+    scratch = f"{target}.tmp-{uuid.uuid4().hex}"
+    try:
+        events.write.format(spark_format).mode("overwrite").save(scratch)
+        parts = sorted(p for p in os.listdir(scratch) if p.startswith("part-"))
+        if len(parts) != 1:
+            from jobs.errors import EngineError  # noqa: PLC0415
+
+            raise EngineError(f"expected one part file in {scratch}, found {len(parts)}")
+        os.replace(os.path.join(scratch, parts[0]), target)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return _count(target, spark_format)
+
+
+def _count(path: str, spark_format: str) -> int:
+    if spark_format == "parquet":
+        import pyarrow.parquet as pq  # noqa: PLC0415
+
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    with open(path, encoding="utf-8") as lines:
+        return sum(1 for line in lines if line.strip())

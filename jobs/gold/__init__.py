@@ -1,0 +1,1 @@
+"""Gold builders: the run's context, the registry, one thin builder per KIP."""

@@ -1,0 +1,95 @@
+"""What a gold builder reads and what it plans: ``GoldContext``, ``GoldTable``, ``GoldOutput``.
+
+Every builder (``jobs.gold.kip*``) imports this module and nothing else of ``jobs.gold``; the
+registry (``jobs.gold.registry``) imports the builders. No cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+from jobs.config import RunConfig
+
+
+@dataclass(frozen=True)
+class GoldContext:
+    """What a gold builder may read.
+
+    Attributes:
+        spark: the session.
+        silver: the lake's silver tables by name (``transforms.silver.registry.SILVER_TABLES``),
+        every
+            day the lake covers (this run's days just replaced).
+        bronze: the lake's ``raw_lines`` rows (secrets already fingerprinted).
+        node_properties: ``schemas.node_properties.NODE_PROPERTIES`` rows of the nodes' configs.
+        config: the run's configuration (window, ``rules``, run id).
+        token_secret: the cluster's delegation-token secret, when given by reference; never
+            written anywhere.
+        fingerprint_key: the lake's fingerprint key (``jobs.fingerprint_keys``): fingerprints
+        computed
+            in gold compare with those of silver (``transforms.bronze.redaction``).
+        window: the span of the lake's evidence ``(start, end)`` in UTC
+            (``jobs.coverage.evidence_window``): from the midnight of the first day a run
+            window covered to the midnight after the last; None = the earliest / latest event
+            time in silver.
+    """
+
+    spark: SparkSession
+    silver: Mapping[str, DataFrame]
+    bronze: DataFrame
+    node_properties: DataFrame
+    config: RunConfig
+    token_secret: bytes | None = None
+    fingerprint_key: bytes | None = None
+    window: tuple[datetime | None, datetime | None] = (None, None)
+
+    @property
+    def as_of(self) -> datetime | None:
+        """The end of the evidence, as of which open sessions and live tokens are stated."""
+        return self.window[1]
+
+
+@dataclass(frozen=True)
+class GoldTable:
+    """A gold table to write.
+
+    Attributes:
+        name / schema / partition_by: the table (``schemas/``).
+        df: all its rows (every run rewrites every gold table whole, in one commit).
+    """
+
+    name: str
+    df: DataFrame
+    schema: StructType
+    partition_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GoldOutput:
+    """What a builder plans: tables, findings rows (``schemas.findings.FINDINGS``), extra
+    ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``), and the frames
+    it persisted because several outputs read them (unpersisted after the writes)."""
+
+    tables: tuple[GoldTable, ...] = ()
+    findings: tuple[DataFrame, ...] = ()
+    metrics: tuple[DataFrame, ...] = ()
+    cached: tuple[DataFrame, ...] = ()
+
+
+Builder = Callable[[GoldContext], GoldOutput]
+
+
+@dataclass(frozen=True)
+class Gold:
+    """Every builder's output stacked: the tables, one findings frame, extra metrics."""
+
+    tables: list[GoldTable]
+    findings: DataFrame
+    metrics: DataFrame | None
+    names: list[str] = field(default_factory=list)
+    cached: list[DataFrame] = field(default_factory=list)

@@ -1,0 +1,117 @@
+"""Gold area 'tokens': KIP-48 delegation-token lifecycles, their findings and HMAC checks.
+
+Reads silver ``token_events`` (every day of the lake), the nodes' ``delegation.token.*``
+properties and ``[rules.tokens]`` (``TokenRules``); plans the ``token_lifecycle`` table (one
+row per token, replayed from its whole history in silver, so a re-run gives the same table)
+and the ``tokens.*`` findings (docs/rules-tokens.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame
+
+from jobs.config import area_rules
+from jobs.errors import ConfigError
+from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from schemas import token_lifecycle as tl
+from schemas.token_events import MODE_KRAFT, MODE_ZOOKEEPER
+from transforms.frames import local_frame
+from transforms.gold.kip48_tokens import findings as tf
+from transforms.gold.kip48_tokens.hmac import with_hmac_verified
+from transforms.gold.kip48_tokens.lifecycle import lifecycle_rows, replay_lifecycle, token_config
+
+AREA = "tokens"
+METADATA_MODES = ("auto", MODE_ZOOKEEPER, MODE_KRAFT)
+
+
+@dataclass(frozen=True)
+class TokenRules:
+    """``[rules.tokens]``.
+
+    Attributes:
+        creation_burst_threshold: CreateDelegationToken requests by one principal within
+            ``creation_burst_window_ms`` that make a ``tokens.creation_burst`` finding.
+        creation_burst_window_ms: the sliding window, ms (default 1 h).
+        lifetime_factor: a token seen alive more than this many times the cluster's
+            ``delegation.token.max.lifetime.ms`` after issue is ``tokens.lifetime_exceeds_max``.
+        metadata_mode: 'auto' (from ``process.roles`` / ``zookeeper.connect`` or the lines),
+            'zookeeper' or 'kraft': whose renew / check-order rules the replay applies.
+        clock_tolerance_ms: how far a log line's time may be from Kafka's ``now`` (processing,
+            forwarding, clock skew) before an observed expiry disagrees with the rule.
+    """
+
+    creation_burst_threshold: int = 10
+    creation_burst_window_ms: int = 3_600_000
+    lifetime_factor: float = 1.5
+    metadata_mode: str = "auto"
+    clock_tolerance_ms: int = 60_000
+
+    def __post_init__(self) -> None:
+        if self.metadata_mode not in METADATA_MODES:
+            raise ConfigError(
+                f"[rules.tokens].metadata_mode: {self.metadata_mode!r} is not one of "
+                f"{', '.join(METADATA_MODES)}"
+            )
+        for name in ("creation_burst_threshold", "creation_burst_window_ms"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"[rules.tokens].{name} must be >= 1")
+        if self.lifetime_factor <= 0 or self.clock_tolerance_ms < 0:
+            raise ConfigError(
+                "[rules.tokens]: lifetime_factor must be > 0 and clock_tolerance_ms >= 0"
+            )
+
+
+def build(context: GoldContext) -> GoldOutput:
+    """Plan ``token_lifecycle`` and the ``tokens.*`` findings (KIP-48).
+
+    The HMAC checks run when the context has both the cluster's token secret
+    (``context.token_secret``) and the lake's fingerprint key (``context.fingerprint_key``).
+
+    Raises:
+        ConfigError: a bad ``[rules.tokens]`` table.
+    """
+    rules = area_rules(context.config, AREA, TokenRules)
+    run_id = context.config.run_id
+    events = context.silver["token_events"]
+    config = token_config(context.node_properties)
+    mode = None if rules.metadata_mode == "auto" else rules.metadata_mode
+    # The table and every rule read the replay: computed once (tiny: one row per token).
+    # Every token's whole history is replayed from silver: no earlier lifecycle row is merged.
+    replayed = replay_lifecycle(
+        local_frame(context.spark, [], tl.TOKEN_LIFECYCLE),
+        events,
+        config,
+        as_of=context.as_of,
+        metadata_mode=mode,
+        tolerance_ms=rules.clock_tolerance_ms,
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    fingerprint_key = context.fingerprint_key
+    secret = context.token_secret
+    lifecycle = with_hmac_verified(lifecycle_rows(replayed), secret, fingerprint_key)
+    entries = tf.run_entries(replayed)
+    findings: list[DataFrame] = [
+        *tf.rejection_findings(entries, run_id),
+        tf.not_allowed_findings(events, run_id),
+        tf.mismatch_findings(entries, run_id),
+        tf.burst_findings(
+            events,
+            rules.creation_burst_threshold,
+            rules.creation_burst_window_ms,
+            rules.clock_tolerance_ms,
+            run_id,
+        ),
+        tf.lifetime_findings(entries, replayed, events, rules.lifetime_factor, run_id),
+        tf.describe_findings(events, run_id),
+    ]
+    if secret and fingerprint_key:
+        findings.append(tf.hmac_findings(events, secret, fingerprint_key, run_id))
+    table = GoldTable(
+        name=tl.TABLE_NAME,
+        df=lifecycle,
+        schema=tl.TOKEN_LIFECYCLE,
+        partition_by=tl.PARTITION_COLUMNS,
+    )
+    return GoldOutput(tables=(table,), findings=tuple(findings), cached=(replayed,))

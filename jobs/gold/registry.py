@@ -1,0 +1,64 @@
+"""Gold: the audit replays (KIP-368, KIP-48, KIP-590, KIP-801, KIP-507) on top of silver.
+
+Each area has a builder ``build(context) -> GoldOutput`` (``jobs.gold.kip*``): it plans its gold
+tables, its findings and any extra ``security_metrics`` rows from the lake's silver and the
+nodes' configuration, and from nothing else: gold is a pure function of silver, rewritten
+whole by every run (docs/reruns.md). This module lists the builders and stacks their outputs;
+``jobs.pipeline`` writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import DataFrame
+
+from jobs.gold import (
+    kip48_tokens,
+    kip368_reauth,
+    kip507_connect_signing,
+    kip590_forwarding,
+    kip801_authorizer,
+)
+from jobs.gold.context import Builder, Gold, GoldContext, GoldTable
+from schemas.findings import FINDINGS
+from schemas.security_metrics import SECURITY_METRICS
+from transforms.frames import local_frame, union_by_name
+
+
+def builders() -> Sequence[Builder]:
+    """The gold builders, in the order their tables are written."""
+    return (
+        kip368_reauth.build,
+        kip48_tokens.build,
+        kip590_forwarding.build,
+        kip801_authorizer.build,
+        kip507_connect_signing.build,
+    )
+
+
+def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:
+    """Plan every gold builder (nothing runs until an action).
+
+    Returns:
+        Their tables; their findings stacked into one frame of ``FINDINGS`` (empty when no
+        builder has findings); their extra metrics stacked (None when there are none).
+    """
+    tables: list[GoldTable] = []
+    findings: list[DataFrame] = []
+    metrics: list[DataFrame] = []
+    cached: list[DataFrame] = []
+    for build in builders() if selected is None else selected:
+        output = build(context)
+        tables.extend(output.tables)
+        findings.extend(output.findings)
+        metrics.extend(output.metrics)
+        cached.extend(output.cached)
+    stacked = union_by_name(
+        [local_frame(context.spark, [], FINDINGS)]
+        + [frame.select(*FINDINGS.fieldNames()) for frame in findings]
+    )
+    parts = [frame.select(*SECURITY_METRICS.fieldNames()) for frame in metrics]
+    extra = union_by_name(parts) if parts else None
+    names = [t.name for t in tables]
+    return Gold(tables=tables, findings=stacked, metrics=extra, names=names, cached=cached)

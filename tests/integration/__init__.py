@@ -1,0 +1,1 @@
+"""Pipeline runs, the command line, spark-submit, a standalone cluster, notebooks."""

@@ -1,0 +1,319 @@
+"""kafka-audit report: the gold tables of a lake as tables for people (and json, csv)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import write_deltalake
+from pyspark.sql import SparkSession
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from jobs.cli.main import main
+from jobs.progress import Progress
+from schemas import findings, reauth_readiness, security_metrics
+
+_RULE = "-------------------  ------------------------------------  --------  ----------  ---------------------  --------  -----------  --------"
+
+
+def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(["report", *argv]) == 0
+    return capsys.readouterr().out
+
+
+def test_samples_lake_table(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Daily security_metrics of the samples (auth failures of brokers 0 and 1, the denials of
+    User:skyDriveProducer, the failed ENVELOPEs); the samples give no readiness or finding."""
+    out = _report(capsys, "--lake", str(samples_lake))
+    assert (
+        out
+        == f"""kafka-audit report: lake {samples_lake}, all days
+
+Security metrics (Kafka JMX names; value per window, events behind it)
+
+window start         metric                                broker    listener    principal              api             value    events
+{_RULE}
+2020-06-03 00:00:00  authorization-denied-rate-per-minute  samples               User:skyDriveProducer             0.00277778         4
+2020-09-22 00:00:00  failed-authentication-rate            1                                                      1.15741e-05         1
+2020-09-22 00:00:00  failed-authentication-total           1                                                                1         1
+2022-11-23 00:00:00  failed-authentication-rate            0         TLS-9093                                     1.15741e-05         1
+2022-11-23 00:00:00  failed-authentication-total           0         TLS-9093                                               1         1
+2023-01-19 00:00:00  failed-authentication-rate            1                                                      5.78704e-05         5
+2023-01-19 00:00:00  failed-authentication-total           1                                                                5         5
+2023-02-03 00:00:00  forwarding-failures-total             samples   EXTERNAL    User:ANONYMOUS         ENVELOPE            2         2
+
+Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
+
+(none)
+
+Findings
+
+(none)
+"""
+    )
+
+
+def test_samples_lake_json_window(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _report(
+        capsys,
+        "--lake",
+        str(samples_lake),
+        "--format",
+        "json",
+        "--start",
+        "2022-11-23",
+        "--end",
+        "2022-11-24",
+    )
+    metric = {"window_start": "2022-11-23T00:00:00Z", "broker": "0", "listener": "TLS-9093",
+              "mechanism": None, "principal": None, "api": None, "events": 1}  # fmt: skip
+    assert json.loads(out) == {
+        "lake": str(samples_lake),
+        "window": "2022-11-23 .. 2022-11-24 (UTC, end exclusive)",
+        "metrics": [
+            {**metric, "metric": "failed-authentication-rate", "value": 1 / 86400},
+            {**metric, "metric": "failed-authentication-total", "value": 1.0},
+        ],
+        "readiness": [],
+        "findings": [],
+    }
+
+
+def test_samples_lake_hourly_csv(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _report(capsys, "--lake", str(samples_lake), "--section", "metrics", "--format", "csv",
+                  "--window", "1h", "--start", "2020-01-01", "--end", "2021-01-01")  # fmt: skip
+    assert out == (
+        "window_start,metric,broker,listener,mechanism,principal,api,value,events\n"
+        "2020-06-03T14:00:00Z,authorization-denied-rate-per-minute,samples,,,User:skyDriveProducer,,0.06666666666666667,4\n"
+        "2020-09-22T12:00:00Z,failed-authentication-rate,1,,,,,0.0002777777777777778,1\n"
+        "2020-09-22T12:00:00Z,failed-authentication-total,1,,,,,1.0,1\n"
+    )
+
+
+def test_empty_window_markdown(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _report(
+        capsys,
+        "--lake",
+        str(samples_lake),
+        "--format",
+        "markdown",
+        "--start",
+        "2030-01-01",
+        "--end",
+        "2030-01-02",
+    )
+    none = "\n\n_none_\n\n"
+    assert out == (
+        f"# kafka-audit report\n\nlake `{samples_lake}`, 2030-01-01 .. 2030-01-02 (UTC, end exclusive)\n\n"
+        f"## Security metrics (Kafka JMX names; value per window, events behind it){none}"
+        f"## Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...{none}"
+        "## Findings\n\n_none_\n"
+    )
+
+
+def _ts(hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, 20, hour, minute, tzinfo=UTC)
+
+
+def _finding(
+    fid: str, rule: str, kip_severity: str, subject: str, day: int, **more: Any
+) -> dict[str, Any]:
+    kind, _, name = subject.partition(": ")
+    kip, severity = kip_severity.split()
+    row: dict[str, Any] = {"finding_id": fid, "rule_id": rule, "kip": kip, "severity": severity, "subject_type": kind,
+           "subject": name, "discriminator": "", "node_id": None, "first_seen_ts": _ts(8),
+           "last_seen_ts": _ts(8), "count": 1, "evidence": [], "explanation": "", "run_id": "r",
+           "finding_date": date(2026, 11, day)}  # fmt: skip
+    return {**row, **more}
+
+
+def _readiness(
+    candidate_ms: int,
+    day: int,
+    counts: tuple[int, int, int],
+    killed: tuple[list[str], list[str]],
+    first: datetime,
+) -> dict[str, Any]:
+    principals, software = killed
+    return {"candidate_ms": candidate_ms, "sessions": counts[0], "sessions_killed": counts[1],
+            "sessions_at_risk_unknown_client": counts[2], "principals_killed": principals,
+            "distinct_principals_killed": len(principals), "client_software_killed": software,
+            "first_kill_ts": first, "run_id": "r", "activity_date": date(2026, 11, day)}  # fmt: skip
+
+
+@pytest.fixture
+def audit_lake(tmp_path: Path) -> Path:
+    """A lake with findings and readiness rows over three days (the samples have none)."""
+    evidence = [{"source_path": "/logs/b1/server.log", "line_number": 17},
+                {"source_path": "/logs/b1/server.log", "line_number": 40}]  # fmt: skip
+    tables = {
+        findings: [
+            _finding("f1", "reauth.no_reauth_client_on_expiring_listener", "KIP-368 medium", "principal: User:alice", 20,
+                     node_id="1", first_seen_ts=_ts(9), last_seen_ts=_ts(10, 30), count=3, evidence=evidence,
+                     explanation="User:alice uses librdkafka/1.0.0, which cannot re-authenticate, on a listener with connections.max.reauth.ms set: the broker will close its connections at expiry."),
+            _finding("f2", "tokens.renewed_past_max", "KIP-48 high", "token: hmac:ab12", 20, discriminator="tok-1",
+                     evidence=[{"source_path": "/logs/b2/kafka-request.log", "line_number": 5}],
+                     explanation="Token renewed past its max lifetime."),
+            _finding("f3", "tokens.renewed_past_max", "KIP-48 high", "token: hmac:cd34", 22, explanation="Outside."),
+        ],
+        reauth_readiness: [
+            _readiness(3_600_000, 20, (10, 2, 1), (["User:alice"], ["librdkafka/1.0.0"]), _ts(10, 5)),
+            _readiness(3_600_000, 21, (5, 1, 0), (["User:bob"], ["unknown/unknown"]), _ts(9, 15)),
+            _readiness(900_000, 20, (15, 5, 1), (["User:bob", "User:alice"], ["librdkafka/1.0.0"]), _ts(9, 20)),
+        ],
+        security_metrics: [],
+    }  # fmt: skip
+    lake = tmp_path / "lake"
+    for module, rows in tables.items():
+        schema = to_arrow_schema(module.__dict__[module.TABLE_NAME.upper()], timezone="UTC")
+        write_deltalake(str(lake / module.TABLE_NAME), pa.Table.from_pylist(rows, schema=schema),
+                        partition_by=list(module.PARTITION_COLUMNS))  # fmt: skip
+    return lake
+
+
+def test_readiness_and_findings_table(audit_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Readiness summed per candidate over the window's days (20 and 21), findings most severe
+    first; the finding of the 22nd is outside the window."""
+    out = _report(
+        capsys,
+        "--lake",
+        str(audit_lake),
+        "--start",
+        "2026-11-20",
+        "--end",
+        "2026-11-22",
+        "--section",
+        "readiness",
+    )
+    assert (
+        out
+        == f"""kafka-audit report: lake {audit_lake}, 2026-11-20 .. 2026-11-22 (UTC, end exclusive)
+
+Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
+
+candidate      sessions    killed    unknown client  first kill           principals killed
+-----------  ----------  --------  ----------------  -------------------  --------------------
+15 min               15         5                 1  2026-11-20 09:20:00  User:alice, User:bob
+1 h                  15         3                 1  2026-11-20 09:15:00  User:alice, User:bob
+"""
+    )
+    out = _report(
+        capsys,
+        "--lake",
+        str(audit_lake),
+        "--start",
+        "2026-11-20",
+        "--end",
+        "2026-11-22",
+        "--section",
+        "findings",
+    )
+    assert out.splitlines()[4:] == [
+        "severity    rule                                          kip      subject                node      count  first seen           last seen            evidence             explanation",
+        "----------  --------------------------------------------  -------  ---------------------  ------  -------  -------------------  -------------------  -------------------  ----------------------------------------------------------",
+        "high        tokens.renewed_past_max                       KIP-48   token: hmac:ab12                     1  2026-11-20 08:00:00  2026-11-20 08:00:00  kafka-request.log:5  Token renewed past its max lifetime.",
+        "medium      reauth.no_reauth_client_on_expiring_listener  KIP-368  principal: User:alice  1             3  2026-11-20 09:00:00  2026-11-20 10:30:00  server.log:17 (+1)   User:alice uses librdkafka/1.0.0, which cannot re-",
+        "                                                                                                                                                                          authenticate, on a listener with connections.max.reauth.ms",
+        "                                                                                                                                                                          set: the broker will close its connections at expiry.",
+    ]
+
+
+def test_findings_csv_has_every_position(
+    audit_lake: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _report(capsys, "--lake", str(audit_lake), "--section", "findings", "--format", "csv")
+    assert out.splitlines() == [
+        "severity,rule,kip,subject,discriminator,node,count,first_seen,last_seen,evidence,explanation,finding_id",
+        "high,tokens.renewed_past_max,KIP-48,token: hmac:ab12,tok-1,,1,2026-11-20T08:00:00Z,2026-11-20T08:00:00Z,/logs/b2/kafka-request.log:5,Token renewed past its max lifetime.,f2",
+        "high,tokens.renewed_past_max,KIP-48,token: hmac:cd34,,,1,2026-11-20T08:00:00Z,2026-11-20T08:00:00Z,,Outside.,f3",
+        'medium,reauth.no_reauth_client_on_expiring_listener,KIP-368,principal: User:alice,,1,3,2026-11-20T09:00:00Z,2026-11-20T10:30:00Z,/logs/b1/server.log:17; /logs/b1/server.log:40,"User:alice uses librdkafka/1.0.0, which cannot re-authenticate, on a listener with connections.max.reauth.ms set: the broker will close its connections at expiry.",f1',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--start", "2026-11-20"],
+            "kafka-audit: configuration error: window: give both --start and --end, or neither",
+        ),
+        (
+            ["--start", "2026-11-21", "--end", "2026-11-20"],
+            "kafka-audit: configuration error: window: --end 2026-11-20 must be after --start 2026-11-21",
+        ),
+        (
+            ["--start", "yesterday", "--end", "2026-11-20"],
+            "kafka-audit: configuration error: --start: 'yesterday' is not a date (e.g. 2026-11-20)",
+        ),
+        (
+            ["--format", "csv"],
+            "kafka-audit: configuration error: --format csv prints one table: add --section metrics|readiness|findings",
+        ),
+    ],
+)
+def test_argument_errors(
+    audit_lake: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--lake", str(audit_lake), *argv]) == 1
+    assert capsys.readouterr().err == message + "\n"
+
+
+def test_missing_lake_and_table(
+    tmp_path: Path, audit_lake: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", "--lake", str(tmp_path / "nowhere")]) == 1
+    assert (
+        capsys.readouterr().err
+        == f"kafka-audit: error: lake '{tmp_path / 'nowhere'}' not found: expected the folder of a kafka-audit run\n"
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["report", "--lake", str(empty), "--section", "findings"]) == 1
+    assert (
+        capsys.readouterr().err
+        == f"kafka-audit: error: lake '{empty}' has no Delta table 'findings': run kafka-audit run on it first\n"
+    )
+
+
+# Progress of long runs (the same "CLI for people" part): jobs.progress, used by jobs.pipeline.run.
+
+
+def test_progress_stage_lines_and_task_bar(
+    spark: SparkSession, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Forced on, the bar draws the stage's Spark tasks into the stream; the stage lines are
+    logged; a stage that raises is logged as failed. Auto mode stays off on a non-terminal."""
+    caplog.set_level(logging.INFO, logger="jobs.progress")
+    stream = io.StringIO()
+    with pytest.raises(ZeroDivisionError), Progress(spark, True, stream) as progress:
+        progress.stage("count")
+        assert spark.range(0, 1000, numPartitions=3).selectExpr("sum(id)").first() == (499500,)
+        progress.stage("divide")
+        _ = 1 / 0
+    messages = [
+        re.sub(r"\d+\.\d s", "N s", r.getMessage())
+        for r in caplog.records
+        if r.name == "jobs.progress"
+    ]
+    assert messages == [
+        "stage count: started",
+        "stage count: done after N s",
+        "stage divide: started",
+        "stage divide: failed after N s",
+    ]
+    assert list(progress.durations) == ["count", "divide"]
+    drawn = re.findall(r"count: 100%\|#+\| (\d+)/(\d+) ", stream.getvalue())
+    assert drawn and drawn[-1][0] == drawn[-1][1] and int(drawn[-1][0]) >= 3, stream.getvalue()
+
+    quiet = io.StringIO()
+    with Progress(spark, None, quiet) as auto:
+        auto.stage("count again")
+        spark.range(10).count()
+    assert (auto.enabled, quiet.getvalue()) == (False, "")

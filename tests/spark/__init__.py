@@ -1,0 +1,1 @@
+"""Tests of transforms and I/O on the shared Spark session."""

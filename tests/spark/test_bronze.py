@@ -1,0 +1,188 @@
+"""Bronze: line numbering, multi-line folding, node identity, secret redaction."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import date, datetime
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.testing import assertDataFrameEqual
+
+from transforms.bronze.records import fold_records, node_id_in_message, number_lines, with_node_id
+from transforms.bronze.redaction import redact_with, with_secrets_fingerprinted
+
+HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
+
+
+def _lines(spark: SparkSession, values: list[tuple[str, str | None]]) -> DataFrame:
+    """Physical lines of files, as ingest reads them: split 0, increasing row order."""
+    return spark.createDataFrame(
+        [(path, 0, i, value) for i, (path, value) in enumerate(values)],
+        "source_path string, block_start long, row_order long, value string",
+    )
+
+
+def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
+    lines = _lines(
+        spark,
+        [
+            ("/a.log", "\tat orphan.Frame(Frame.java:1)"),  # the file starts mid-trace
+            ("/a.log", "# source: a comment"),
+            ("/a.log", HEADER.format(1, "one")),
+            ("/a.log", "java.lang.IllegalStateException: x"),
+            ("/a.log", "\tat a.B(B.java:2)"),
+            ("/a.log", ""),
+            ("/a.log", HEADER.format(2, "two")),
+            ("/b.log", HEADER.format(3, "three")),
+            ("/b.log", "   "),  # a blank line inside a trace does not end it
+            ("/b.log", "\tat b.C(C.java:3)"),
+            ("/b.log", HEADER.format(4, "four")),
+            ("/b.log", "\tat b.D(D.java:4)"),  # the file's last line
+            ("/c.log", "\tat c.E(E.java:5)"),  # two orphan lines around a blank one
+            ("/c.log", ""),
+            ("/c.log", "\tat c.F(F.java:6)"),
+            ("/c.log", HEADER.format(5, "five")),
+        ],
+    )
+    got = fold_records(number_lines(lines)).select(
+        "source_path", "line_number", "line_count", "layout", "message", "continuation"
+    )
+    expected = spark.createDataFrame(
+        [
+            ("/a.log", 1, 1, "unknown", None, None),
+            ("/a.log", 3, 3, "log4j", "boom one",
+             "java.lang.IllegalStateException: x\n\tat a.B(B.java:2)"),
+            ("/a.log", 7, 1, "log4j", "boom two", None),
+            ("/b.log", 1, 2, "log4j", "boom three", "\tat b.C(C.java:3)"),
+            ("/b.log", 4, 2, "log4j", "boom four", "\tat b.D(D.java:4)"),
+            ("/c.log", 1, 2, "unknown", None, "\tat c.F(F.java:6)"),
+            ("/c.log", 4, 1, "log4j", "boom five", None),
+        ],
+        "source_path string, line_number long, line_count int, layout string, message string, "
+        "continuation string",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_line_order_follows_split_offsets_not_row_ids(spark: SparkSession) -> None:
+    """A file read in two splits: the second split's rows can carry smaller row ids."""
+    lines = spark.createDataFrame(
+        [
+            ("/a.log", 100, 1, HEADER.format(2, "second")),
+            ("/a.log", 0, 9, HEADER.format(1, "first")),
+        ],
+        "source_path string, block_start long, row_order long, value string",
+    )
+    got = number_lines(lines).select("line_number", "message")
+    expected = spark.createDataFrame(
+        [(1, "boom first"), (2, "boom second")], "line_number long, message string"
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def _records(spark: SparkSession, rows: list[tuple[str, str | None, str | None]]) -> DataFrame:
+    records = spark.createDataFrame(
+        [(path, i + 1, "log4j", ts, msg) for i, (path, ts, msg) in enumerate(rows)],
+        "source_path string, line_number long, layout string, ts_text string, message string",
+    )
+    # As number_lines computes it for each header line, and fold_records carries it.
+    return records.withColumn("own_node_id", node_id_in_message(F.col("message")))
+
+
+def test_node_id_precedence(spark: SparkSession) -> None:
+    sources = spark.createDataFrame(
+        [
+            ("/n1/server.log", "/n1", "n1", "7", "UTC"),  # config says 7
+            ("/b2/server.log", "/b2", "b2", None, "Europe/Berlin"),
+            ("/b2/kafka-authorizer.log", "/b2", "b2", None, "UTC"),
+            ("/mix/a.log", "/mix", "mix", None, "UTC"),
+            ("/mix/b.log", "/mix", "mix", None, "UTC"),
+        ],
+        "source_path string, node_key string, node_folder_name string, "
+        "config_node_id string, time_zone string",
+    )
+    records = _records(
+        spark,
+        [
+            ("/n1/server.log", "2026-11-20 10:00:00,000", "[SocketServer brokerId=3] x"),
+            ("/b2/server.log", "2026-11-20 10:00:00,000", "[SocketServer listenerType=BROKER, nodeId=2] x"),
+            ("/b2/server.log", "2026-11-20 10:00:00,000", "no id here"),
+            ("/b2/kafka-authorizer.log", "2026-11-20 23:30:00,000", "Principal = User:a ..."),
+            ("/mix/a.log", None, "[SocketServer brokerId=1] x"),
+            ("/mix/a.log", None, "[QuorumController id=4] y"),
+            ("/mix/a.log", None, "no id"),
+            ("/mix/b.log", None, "no id"),
+        ],
+    )  # fmt: skip
+    got = with_node_id(records, sources).select(
+        "source_path", "line_number", "node_id", "node_id_source", "log_ts", "log_date"
+    )
+    berlin = datetime(2026, 11, 20, 9, 0)
+    utc = datetime(2026, 11, 20, 23, 30)
+    expected = spark.createDataFrame(
+        [
+            ("/n1/server.log", 1, "7", "config", datetime(2026, 11, 20, 10), date(2026, 11, 20)),
+            ("/b2/server.log", 2, "2", "log_prefix", berlin, date(2026, 11, 20)),
+            ("/b2/server.log", 3, "2", "log_prefix", berlin, date(2026, 11, 20)),
+            ("/b2/kafka-authorizer.log", 4, "2", "log_prefix", utc, date(2026, 11, 20)),
+            ("/mix/a.log", 5, "1", "log_prefix", None, None),
+            ("/mix/a.log", 6, "4", "log_prefix", None, None),
+            ("/mix/a.log", 7, "mix", "folder", None, None),  # two ids in file and folder
+            ("/mix/b.log", 8, "mix", "folder", None, None),
+        ],
+        "source_path string, line_number long, node_id string, node_id_source string, "
+        "log_ts timestamp, log_date date",
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+KEY = b"k" * 32
+
+
+def fp(value: str) -> str:
+    """The expected placeholder, computed with the standard library (not the code under test)."""
+    digest = hmac.new(KEY, value.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+    return f"[REDACTED hmac-sha256:{digest}]"
+
+
+def test_secrets_become_keyed_fingerprints_in_every_rendering(spark: SparkSession) -> None:
+    token = (
+        "lRd1Ylj4ZcEkmYyDxXF4bSPcdYd4J+vWgVj2gR9q1E2a0o7/ZgB3dJ5y7W7kE6yk0J0oFqK2e1aH3CvX6tJ2XA=="
+    )
+    rows = [
+        ('{"request":{"hmac":"' + token + '","renewPeriodMs":1}}',
+         '{"request":{"hmac":"' + fp(token) + '","renewPeriodMs":1}}'),
+        # The same token twice in one record, and a second secret key.
+        ('{"response":{"hmac":"' + token + '"},"x":{"hmac":"' + token + '","authBytes":"AHVzZXIA"}}',
+         '{"response":{"hmac":"' + fp(token) + '"},"x":{"hmac":"' + fp(token) + '","authBytes":"' + fp("AHVzZXIA") + '"}}'),
+        ('{"request":{"requestData":"ACwAAQ==","requestPrincipal":"AAAFVXNlcg=="}}',
+         '{"request":{"requestData":"' + fp("ACwAAQ==") + '","requestPrincipal":"AAAFVXNlcg=="}}'),
+        ('{"request":{"hmac":[1, 2, 3]}}', '{"request":{"hmac":"' + fp("[1, 2, 3]") + '"}}'),
+        ('{"response":{"hmac":null}}', '{"response":{"hmac":null}}'),
+        ("RenewDelegationTokenRequestData(hmac=[12, -3, 44], renewPeriodMs=-1)",
+         "RenewDelegationTokenRequestData(hmac=" + fp("[12, -3, 44]") + ", renewPeriodMs=-1)"),
+        # A ByteBuffer's toString shows no byte of the HMAC: kept, and no (shared) fingerprint.
+        ("x(hmac=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64], y=1)",
+         "x(hmac=java.nio.HeapByteBuffer[pos=0 lim=64 cap=64], y=1)"),
+        ("no secret here", "no secret here"),
+        (None, None),
+    ]  # fmt: skip
+    df = spark.createDataFrame(rows, "text string, expected string")
+    # Each output row keeps its expected value beside it: compare the pairs.
+    got = with_secrets_fingerprinted(df, ["text"], KEY)
+    pairs = df.select(F.col("expected").alias("text"), "expected")
+    assertDataFrameEqual(got, pairs, checkRowOrder=False)
+
+
+def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> None:
+    """The safety net: a value the fingerprint map does not cover is still redacted."""
+    df = spark.createDataFrame([('{"hmac":"c2VjcmV0","authBytes":"YQ=="}',)], "text string")
+    partial = F.create_map(F.lit('"c2VjcmV0"'), F.lit("0" * 32))
+    got = df.select(redact_with(F.col("text"), partial).alias("text"))
+    expected = spark.createDataFrame(
+        [('{"hmac":"[REDACTED hmac-sha256:' + "0" * 32 + ']","authBytes":"[REDACTED]"}',)],
+        "text string",
+    )
+    assertDataFrameEqual(got, expected)

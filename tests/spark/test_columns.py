@@ -1,0 +1,133 @@
+"""transforms.columns.groups (one regex evaluation for many groups) and the string form's
+top-level error code, each against the slow, obviously right form it replaces."""
+
+from __future__ import annotations
+
+from chispa import assert_df_equality
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from transforms.columns import group, group_at, groups
+from transforms.silver.request_log.parse import CONNECTION_ID_RE, connection_parts
+from transforms.silver.request_log.string_form import (
+    HEADER_RE,
+    METRICS_RE,
+    struct_top_level_error_code,
+)
+
+TAIL = (
+    "10.0.0.1:9092-10.0.0.2:5000-7;totalTime:1.5,requestQueueTime:0.1,localTime:1.0,"
+    "remoteTime:0.0,throttleTime:0,responseQueueTime:0.1,sendTime:0.2,securityProtocol:SASL_SSL,"
+    "principal:User:CN=a,OU=b,listener:EXTERNAL"
+)
+TEXTS = [
+    TAIL,
+    TAIL + ",clientInformation:ClientInformation(softwareName=apache-kafka-java, "
+    "softwareVersion=2.7.0),temporaryMemoryBytes:12",
+    TAIL.replace("User:CN=a", "User:\u0001odd"),  # the separator itself: the fallback path
+    TAIL.replace("totalTime:1.5", "totalTime:"),  # an empty group
+    # Java's $ matches before a final line terminator: what follows the match is not a group.
+    TAIL + "\n",
+    TAIL + "\u2028",
+    "not metrics at all",
+    "",
+    None,
+]
+
+
+def _assert_groups_equal_group(df: DataFrame, name: str, regex: str, count: int) -> Column:
+    """Assert that every ``group_at`` of ``groups`` equals ``group`` on each row of ``df``
+    (keyed by ``id``); return the ``groups`` column."""
+    found = groups(F.col(name), regex, count)
+    fast = df.select("id", *[group_at(found, i).alias(f"g{i}") for i in range(1, count + 1)])
+    slow = df.select(
+        "id", *[group(F.col(name), regex, i).alias(f"g{i}") for i in range(1, count + 1)]
+    )
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    return found
+
+
+def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(TEXTS)], "id int, text string")
+    found = _assert_groups_equal_group(df, "text", METRICS_RE, 15)
+    matched = df.select("id", found.isNotNull().alias("matched")).orderBy("id")
+    assert [r["matched"] for r in matched.collect()] == [
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    odd = df.where("id = 2").select(group_at(found, 10).alias("principal")).first()
+    assert odd is not None and odd["principal"] == "User:\u0001odd,OU=b"
+
+
+def test_header_groups_on_the_header_match(spark: SparkSession) -> None:
+    head = "RequestHeader(apiKey=FETCH, apiVersion=11, clientId=, correlationId=7) -- "
+    df = spark.createDataFrame([(head,), (None,)], "head string")
+    found = groups(F.col("head"), HEADER_RE, 4)
+    actual = df.select(*[group_at(found, i).alias(f"g{i}") for i in range(1, 5)])
+    expected = spark.createDataFrame(
+        [("FETCH", "11", None, "7"), (None, None, None, None)],
+        "g1 string, g2 string, g3 string, g4 string",
+    )
+    assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_connection_parts_ignore_a_final_line_terminator(spark: SparkSession) -> None:
+    """A connection id ending in a line terminator (JSON may carry an escaped or a raw U+2028)
+    splits as ``regexp_extract`` splits it: the terminator is not part of the last group."""
+    ids = [
+        "10.0.0.1:9092-10.0.0.2:5555-3",
+        "10.0.0.1:9092-10.0.0.2:5555-3\n",
+        "10.0.0.1:9092-10.0.0.2:5555-3\r\n",
+        "10.0.0.1:9092-10.0.0.2:5555-3\u2028",
+        "10.0.0.1:9092-10.0.0.2:5555-3-4\u0085",
+        "10.0.0.1:9092-10.0.0.2:5555-3-4",
+        "10.0.0.1:9092-10.0.0.2:5555-3\n\n",  # two terminators: no match
+        None,
+    ]
+    df = spark.createDataFrame([(i, c) for i, c in enumerate(ids)], "id int, conn string")
+    _assert_groups_equal_group(df, "conn", CONNECTION_ID_RE, 6)
+    parts = connection_parts(F.col("conn"))
+    actual = df.select(
+        "id", parts["processor_id"].alias("processor_id"), parts["connection_index"].alias("idx")
+    )
+    expected = spark.createDataFrame(
+        [
+            (0, None, 3),
+            (1, None, 3),
+            (2, None, 3),
+            (3, None, 3),
+            (4, 3, 4),
+            (5, 3, 4),
+            (6, None, None),
+            (7, None, None),
+        ],
+        "id int, processor_id int, idx int",
+    )
+    assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_top_level_error_code_first_field_and_nested(spark: SparkSession) -> None:
+    rows = [
+        ("{error_code=34,mechanisms=[]}", 34),
+        ("{error_code=7{x},a=1}", 7),  # not the fast path's shape: flattened first
+        ("{throttle_time_ms=0,responses=[{error_code=5}],error_code=0}", 0),
+        ("{responses=[{error_code=5,partitions=[{error_code=6}]}]}", None),
+        # Top level before the first group (Fetch): found without flattening, same answer.
+        ("{throttle_time_ms=0,error_code=3,session_id=0,responses=[{error_code=5}]}", 3),
+        ("{error_message=a,error_code=1,error_code=2}", 1),  # the first one, as flattened
+        ("{a=1,error_code=7{x},error_code=8}", 7),
+        ("{throttle_time_ms=0,brokers=[],cluster_id=c}", None),  # no error_code at all
+        ("{error_code=34,mechanisms=[]", None),  # cut: no closing brace
+        ("error_code=3", None),
+        (None, None),
+    ]
+    df = spark.createDataFrame(rows, "text string, expected int")
+    actual = df.select("text", struct_top_level_error_code(F.col("text")).alias("expected"))
+    assert_df_equality(actual, df, ignore_nullable=True)

@@ -1,0 +1,1 @@
+"""Test helpers: bronze rows, request-log lines, corpora, lake comparisons."""

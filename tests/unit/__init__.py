@@ -1,0 +1,1 @@
+"""Tests without Spark."""

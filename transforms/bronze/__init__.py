@@ -1,0 +1,1 @@
+"""Bronze: physical lines into log records, layouts, redaction, accounting."""

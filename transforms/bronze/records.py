@@ -1,0 +1,309 @@
+"""Bronze: physical lines -> one log record per row, with layout, time, node identity, family.
+
+The steps, each a pure transform the ingest job chains with ``DataFrame.transform``:
+``number_lines`` -> ``continuation_runs`` + ``fold_records`` -> ``with_node_id`` ->
+``transforms.silver.families.with_family`` -> ``to_raw_lines``.
+"""
+
+from __future__ import annotations
+
+import operator
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from schemas.raw_lines import RAW_LINES
+from transforms.bronze.layout import local_log_ts, with_header_fields
+from transforms.bronze.redaction import with_secrets_fingerprinted
+from transforms.frames import union_by_name
+
+#: Physical line kinds that are not log records (``line_kind``).
+COMMENT = "comment"
+BLANK = "blank"
+HEADER = "header"
+CONTINUATION = "continuation"
+
+# Prefixes under which Kafka writes its own node id (kafka-log-formats.md sections 1, 3, 4, 6):
+# SocketServer 2.8+/2.x, QuorumController, the token manager, StandardAuthorizer, KafkaServer,
+# and the Connect herder's LogContext (the worker's client id).
+_NODE_ID_PATTERN = (
+    r"(?:nodeId=|brokerId=|\[QuorumController id=|\[Token Manager on Node |"
+    r"\[StandardAuthorizer |\[KafkaServer id=|\[BrokerServer id=|\[ControllerServer id=|"
+    r"\[Worker clientId=)([^,\]\s]+)"
+)
+#: Substrings every ``_NODE_ID_PATTERN`` match contains (`` id=`` covers the four
+#: ``[... id=`` prefixes). Not ``Id=`` alone: every pre-2.8 request-log line has
+#: ``clientId=`` and ``correlationId=`` and would go through the regex.
+_NODE_ID_MARKERS = (
+    "nodeId=", "brokerId=", " id=", "[Token Manager on Node ", "[StandardAuthorizer ",
+    "[Worker clientId=",
+)  # fmt: skip
+
+
+def number_lines(lines: DataFrame) -> DataFrame:
+    """Number physical lines within each file and mark what kind of line each one is.
+
+    Input columns:
+        source_path (string), block_start (long): byte offset of the file split the line was
+        read from, row_order (long): a ``monotonically_increasing_id`` taken right after the
+        read, so consecutive in read order within a split; value (string).
+    Output columns:
+        source_path, value, line_number (long, 1-based), line_kind (string: comment, blank,
+        header, continuation), plus the header fields of ``layout.with_header_fields`` and
+        own_node_id (string: the node id the message prints, ``node_id_in_message``; null
+        when it prints none or for a line without a header).
+
+    A line's number is its place in its split plus the lines of the file's earlier splits: one
+    small aggregate per split (first row id, line count) and a running sum over the splits of
+    each file, joined back by broadcast, so the lines themselves are never sorted or shuffled.
+    Lines starting with ``#`` are comments (the bundled corpus's ``# source:`` notes), not log
+    records. Null ``value`` counts as blank.
+    """
+    earlier_splits = (
+        Window.partitionBy("source_path")
+        .orderBy("block_start")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    splits = (
+        lines.groupBy("source_path", "block_start")
+        .agg(F.min("row_order").alias("_first_row"), F.count(F.lit(1)).alias("_split_lines"))
+        .select(
+            "source_path",
+            "block_start",
+            "_first_row",
+            F.coalesce(F.sum("_split_lines").over(earlier_splits), F.lit(0)).alias("_before"),
+        )
+    )
+    line_number = F.col("row_order") - F.col("_first_row") + F.col("_before") + 1
+    kind = (
+        F.when(F.col("value").isNull() | (F.trim("value") == ""), F.lit(BLANK))
+        .when(F.col("value").startswith("#"), F.lit(COMMENT))
+        .when(F.col("layout").isNotNull(), F.lit(HEADER))
+        .otherwise(F.lit(CONTINUATION))
+    )
+    return (
+        lines.join(F.broadcast(splits), ["source_path", "block_start"])
+        .withColumn("line_number", line_number.cast("long"))
+        .drop("block_start", "row_order", "_first_row", "_before")
+        .transform(with_header_fields)
+        .withColumns({"line_kind": kind, "own_node_id": node_id_in_message(F.col("message"))})
+    )
+
+
+def continuation_runs(numbered: DataFrame) -> DataFrame:
+    """The continuation lines (stack traces) of each file, grouped by the record they belong to.
+
+    Input columns: the output of ``number_lines``.
+    Output columns: source_path (string), anchor_line (long: the line number of the header
+    line the run follows; null for a run at the start of a file, before any header),
+    lines (array<struct<line_number long, value string>>, the run's continuation lines in
+    file order; never empty).
+
+    Only the lines that are not headers (continuation, blank and comment lines, rare in real
+    logs) are shuffled and ordered: consecutive line numbers among them form a run (gaps and
+    islands: ``line_number - row_number`` is constant within a run), and the line just
+    before a run is, by construction, a header. Blank and comment lines inside a run are not
+    record text and are left out, as are runs made of them alone.
+    """
+    in_file = Window.partitionBy("source_path").orderBy("line_number")
+    others = numbered.where(F.col("line_kind") != HEADER).select(
+        "source_path",
+        "line_number",
+        "line_kind",
+        "value",
+        (F.col("line_number") - F.row_number().over(in_file)).alias("_island"),
+    )
+    trace_line = F.when(F.col("line_kind") == CONTINUATION, F.struct("line_number", "value"))
+    runs = others.groupBy("source_path", "_island").agg(
+        F.min("line_number").alias("_run_start"),
+        F.sort_array(F.collect_list(trace_line)).alias("lines"),
+    )
+    return runs.where(F.size("lines") > 0).select(
+        "source_path",
+        F.when(F.col("_run_start") > 1, F.col("_run_start") - 1).alias("anchor_line"),
+        "lines",
+    )
+
+
+_HEADER_FIELDS = (
+    "line_prefix", "ts_text", "level", "logger", "logger_line", "thread", "message", "own_node_id",
+)  # fmt: skip
+
+
+def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFrame:
+    """Fold continuation lines (stack traces) into the record whose header precedes them.
+
+    Args:
+        numbered: the output of ``number_lines``.
+        runs: ``continuation_runs(numbered)``, when the caller has it already (persisted and
+            counted, its true size lets Spark broadcast it to the headers instead of
+            shuffling every record); computed here otherwise.
+
+    Output columns: source_path, line_number (long, the record's first line), line_count (int),
+    layout (string; ``unknown`` for continuation lines before any header in the file), raw
+    (string, the first line), line_prefix, ts_text, level, logger, logger_line (int), thread,
+    message, own_node_id, continuation (string: continuation lines joined by ``\\n``, null if
+    none).
+
+    Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
+    them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
+    one record of layout ``unknown``. Header lines are never shuffled: each is joined by
+    equality to the run that follows it (``continuation_runs``).
+    """
+    runs = continuation_runs(numbered) if runs is None else runs
+    traces = runs.where(F.col("anchor_line").isNotNull()).select(
+        "source_path",
+        F.col("anchor_line").alias("line_number"),
+        F.size("lines").alias("_traced"),
+        F.array_join(F.transform("lines", lambda x: x["value"]), "\n").alias("continuation"),
+    )
+    headers = (
+        numbered.where(F.col("line_kind") == HEADER)
+        .join(traces, ["source_path", "line_number"], "left")
+        .select(
+            "source_path",
+            "line_number",
+            (F.coalesce(F.col("_traced"), F.lit(0)) + 1).cast("int").alias("line_count"),
+            "layout",
+            F.col("value").alias("raw"),
+            *_HEADER_FIELDS,
+            "continuation",
+        )
+    )
+    first = F.get(F.col("lines"), 0)
+    rest = F.slice(F.col("lines"), 2, F.size("lines"))
+    orphans = runs.where(F.col("anchor_line").isNull()).select(
+        "source_path",
+        first["line_number"].alias("line_number"),
+        F.size("lines").cast("int").alias("line_count"),
+        F.lit("unknown").alias("layout"),
+        first["value"].alias("raw"),
+        *[F.lit(None).cast(numbered.schema[name].dataType).alias(name) for name in _HEADER_FIELDS],
+        F.nullif(F.array_join(F.transform(rest, lambda x: x["value"]), "\n"), F.lit("")).alias(
+            "continuation"
+        ),
+    )
+    return union_by_name([headers, orphans])
+
+
+def node_id_in_message(message: Column) -> Column:
+    """The node id a record names in its own log prefix, else null.
+
+    Recognises ``nodeId=N`` / ``brokerId=N`` (SocketServer), ``[QuorumController id=N]``,
+    ``[Token Manager on Node N]``, ``[StandardAuthorizer N]``, ``[KafkaServer id=N]`` and the
+    Connect herder's ``[Worker clientId=<id>, ...]``. Null in, null out.
+    """
+    # Every prefix above contains one of these; a substring search skips the regex for the
+    # rest (most lines), which is several times cheaper than the alternation at every position.
+    pretest = reduce(operator.or_, [message.contains(marker) for marker in _NODE_ID_MARKERS])
+    return F.when(pretest, F.nullif(F.regexp_extract(message, _NODE_ID_PATTERN, 1), F.lit("")))
+
+
+def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
+    """Attach each record's node id and UTC timestamp, using its source file's metadata.
+
+    Precedence (DESIGN.md section 1 / issue 2): the node's own properties file beside the log
+    (``node.id`` / ``broker.id``), then the id the record itself prints, then the only id
+    printed anywhere in the same file, then anywhere in the same node folder, then the folder
+    name.
+
+    Input columns:
+        records: ``fold_records`` output (own_node_id: the id the record's message prints,
+        computed once by ``number_lines``). sources (small, broadcast): source_path (string),
+        node_key (string: the node folder), node_folder_name (string), config_node_id
+        (string, nullable), time_zone (string).
+    Output columns: records' columns except own_node_id + node_id (string), node_id_source
+    (string: config, log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from
+    the source's zone, JSON records' ISO-8601 times with their own offset), log_date (date).
+    """
+    with_source = records.join(F.broadcast(sources), "source_path", "left").withColumnRenamed(
+        "own_node_id", "_own_id"
+    )
+    # One pass over the records for both levels: per file, then per node from the (small)
+    # per-file result.
+    per_file = with_source.groupBy("source_path", "node_key").agg(
+        F.min("_own_id").alias("_file_min"), F.max("_own_id").alias("_file_max")
+    )
+    per_node = per_file.groupBy("node_key").agg(
+        F.min("_file_min").alias("_node_min"), F.max("_file_max").alias("_node_max")
+    )
+    unique_in_file = F.when(F.col("_file_min") == F.col("_file_max"), F.col("_file_min"))
+    unique_in_node = F.when(F.col("_node_min") == F.col("_node_max"), F.col("_node_min"))
+    from_logs = F.coalesce(F.col("_own_id"), unique_in_file, unique_in_node)
+    log_ts = record_log_ts(F.col("layout"), F.col("ts_text"), F.col("time_zone"))
+    return (
+        with_source.join(F.broadcast(per_file.drop("node_key")), "source_path", "left")
+        .join(F.broadcast(per_node), "node_key", "left")
+        .withColumn(
+            "node_id",
+            F.coalesce(F.col("config_node_id"), from_logs, F.col("node_folder_name")),
+        )
+        .withColumn(
+            "node_id_source",
+            F.when(F.col("config_node_id").isNotNull(), F.lit("config"))
+            .when(from_logs.isNotNull(), F.lit("log_prefix"))
+            .when(F.col("node_folder_name").isNotNull(), F.lit("folder")),
+        )
+        .withColumn("log_ts", log_ts)
+        .withColumn("log_date", F.to_date("log_ts"))
+    )
+
+
+def record_log_ts(layout: Column, ts_text: Column, time_zone: Column) -> Column:
+    """A record's UTC timestamp: a log4j time read in its source's zone (UTC when null), a JSON
+    record's ISO-8601 time with its own offset (CloudEvents ``time``); null when there is no
+    time or it does not parse."""
+    log4j_ts = local_log_ts(ts_text, F.coalesce(time_zone, F.lit("UTC")))
+    return F.when(layout == "json", ts_text.try_cast("timestamp")).otherwise(log4j_ts)
+
+
+def record_dates(numbered: DataFrame, runs: DataFrame, sources: DataFrame) -> DataFrame:
+    """The distinct ``log_date`` values of the records ``fold_records`` and ``with_node_id``
+    make of these lines, read from the lines alone (a record's time is its header line's).
+
+    Input columns: ``number_lines`` output; ``continuation_runs`` output; sources as for
+    ``with_node_id`` (source_path, time_zone).
+    Output columns: log_date (date; null for records without a time, such as the continuation
+    lines at the start of a file), one row per value.
+    """
+    zones = F.broadcast(sources.select("source_path", "time_zone"))
+    headers = (
+        numbered.where(F.col("line_kind") == HEADER)
+        .join(zones, "source_path", "left")
+        .select(
+            F.to_date(record_log_ts(F.col("layout"), F.col("ts_text"), F.col("time_zone"))).alias(
+                "log_date"
+            )
+        )
+    )
+    orphans = runs.where(F.col("anchor_line").isNull()).select(
+        F.lit(None).cast("date").alias("log_date")
+    )
+    return union_by_name([headers, orphans]).distinct()
+
+
+def to_raw_lines(records: DataFrame, run_id: str, fingerprint_key: bytes) -> DataFrame:
+    """Shape records into the ``bronze.raw_lines`` contract, secrets fingerprinted and removed.
+
+    Token HMACs, SASL ``authBytes`` and Envelope payloads become
+    ``[REDACTED hmac-sha256:<fingerprint>]`` at this first point where a record becomes a row
+    (``transforms.bronze.redaction``), so no table ever holds them.
+
+    Args:
+        records: ``transforms.silver.families.with_family`` output.
+        run_id: the run's id.
+        fingerprint_key: the lake's fingerprint key (``jobs.fingerprint_keys``).
+
+    Output columns: exactly ``schemas.raw_lines.RAW_LINES``.
+    """
+    columns = {field.name: F.col(field.name) for field in RAW_LINES.fields}
+    columns["run_id"] = F.lit(run_id)
+    secret_columns = ("raw", "message", "continuation")
+    # A record's message is a piece of its raw line: the pre-test reads raw and continuation.
+    redacted = with_secrets_fingerprinted(
+        records, secret_columns, fingerprint_key, covering=("raw", "continuation")
+    )
+    return redacted.select(
+        *[columns[f.name].cast(f.dataType).alias(f.name) for f in RAW_LINES.fields]
+    )

@@ -1,0 +1,1 @@
+"""KIP-368 SASL re-authentication: replay, sessions, outputs."""

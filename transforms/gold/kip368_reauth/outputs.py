@@ -1,0 +1,332 @@
+"""KIP-368 gold outputs: kills, Kafka's re-authentication metrics, the readiness what-if and
+the findings.
+
+Metric names are ``Selector.SelectorMetrics`` attributes verbatim (kafka-log-formats.md
+section 5; group ``socket-server-metrics``, summed over network processors):
+``successful-authentication-no-reauth-total`` (recorded at a connection's first successful
+authentication when ``!channel.connectedClientSupportsReauthentication()``; PLAINTEXT and SSL
+channels count too, their authenticators never support it), ``reauthentication-latency-avg``
+and ``-max`` (ms), and ``expired-connections-killed-count`` (``SocketServer.Processor``).
+``reauthentication-latency-p99`` is this project's addition: Kafka has no percentile.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StructField, StructType
+
+from schemas import auth_events as ae
+from schemas.reauth_readiness import REAUTH_READINESS
+from schemas.security_metrics import SECURITY_METRICS
+from transforms.findings import evidence, seen, to_findings
+from transforms.frames import local_frame
+from transforms.gold.kip368_reauth.replay import plus_millis
+from transforms.gold.metrics import WINDOWS, windowed_counts
+
+
+def reauth_metrics(sessions: DataFrame, kill_lines: DataFrame, run_id: str) -> DataFrame:
+    """``successful-authentication-no-reauth-total``, ``expired-connections-killed-count``,
+    ``reauthentication-latency-avg`` / ``-max`` / ``-p99`` per 1h and 1d window, broker,
+    listener and mechanism.
+
+    Input: ``reauth_sessions`` rows (no-reauth: sessions 1 started by an authentication line
+    whose client does not support re-authentication; latency: sessions ended by a
+    re-authentication with a measured latency, at its end time) and :func:`kills` rows.
+    Output: ``schemas.security_metrics.SECURITY_METRICS`` rows; no row for windows without
+    events.
+    """
+    none = F.lit(None).cast("string")
+    no_reauth = sessions.where(
+        (F.col("session_seq") == 1)
+        & (F.col("start_source") == "authentication_line")
+        & (F.col("supports_reauth") == F.lit(False))
+    ).select(
+        F.lit("successful-authentication-no-reauth").alias("meter"),
+        F.lit("total").alias("kind"),
+        F.col("start_ts").alias("event_ts"),
+        F.col("broker_id"),
+        "listener",
+        "mechanism",
+        none.alias("principal"),
+        none.alias("api_key_name"),
+    )
+    killed = kill_lines.select(
+        F.lit("expired-connections-killed-count").alias("meter"),
+        F.lit("count").alias("kind"),
+        "event_ts",
+        F.col("node_id").alias("broker_id"),
+        "listener",
+        none.alias("mechanism"),
+        none.alias("principal"),
+        none.alias("api_key_name"),
+    )
+    counts = windowed_counts(
+        no_reauth.unionByName(killed).where(F.col("event_ts").isNotNull()), run_id
+    )
+    return counts.unionByName(latency_metrics(sessions, run_id))
+
+
+def latency_metrics(sessions: DataFrame, run_id: str) -> DataFrame:
+    """``reauthentication-latency-avg`` / ``-max`` (Kafka) and ``-p99`` (exact percentile) in
+    ms per 1h and 1d window (by re-authentication end), broker, listener and mechanism.
+
+    Input: ``reauth_sessions`` rows. Output: ``SECURITY_METRICS`` rows.
+    """
+    measured = sessions.where(F.col("latency_ms").isNotNull() & F.col("reauth_end_ts").isNotNull())
+    parts = []
+    for name, (unit, seconds) in WINDOWS.items():
+        start = F.date_trunc(unit, F.col("reauth_end_ts"))
+        grouped = measured.groupBy(
+            start.alias("window_start_ts"), "broker_id", "listener", "mechanism"
+        ).agg(
+            F.avg("latency_ms").alias("avg"),
+            F.max("latency_ms").cast("double").alias("max"),
+            F.percentile(F.col("latency_ms").cast("double"), F.lit(0.99)).alias("p99"),
+            F.count(F.lit(1)).alias("event_count"),
+        )
+        values = F.array(
+            *[
+                F.struct(
+                    F.lit(f"reauthentication-latency-{stat}").alias("name"),
+                    F.col(stat).alias("value"),
+                )
+                for stat in ("avg", "max", "p99")
+            ]
+        )
+        parts.append(
+            grouped.withColumn("m", F.explode(values)).select(
+                F.col("m.name").alias("metric_name"),
+                F.lit(name).alias("window"),
+                "window_start_ts",
+                (F.col("window_start_ts") + F.expr(f"INTERVAL {seconds} SECONDS")).alias(
+                    "window_end_ts"
+                ),
+                "broker_id",
+                "listener",
+                "mechanism",
+                F.lit(None).cast("string").alias("principal"),
+                F.lit(None).cast("string").alias("api_key_name"),
+                F.col("m.value").alias("value"),
+                "event_count",
+                F.lit(run_id).alias("run_id"),
+                F.to_date("window_start_ts").alias("window_date"),
+            )
+        )
+    result = parts[0].unionByName(parts[1])
+    return result.select(*[F.col(f.name).cast(f.dataType) for f in SECURITY_METRICS.fields])
+
+
+_CANDIDATES = StructType([StructField("candidate_ms", LongType(), True)])
+
+
+def readiness(
+    sessions: DataFrame, requests: DataFrame, candidates_ms: tuple[int, ...], run_id: str
+) -> DataFrame:
+    """What each candidate ``connections.max.reauth.ms`` would have killed (KIP-368 migration:
+    "check that no client would be disconnected").
+
+    A SASL session 1 (or one continued from the previous run) on a known connection would be
+    killed when its client cannot re-authenticate and the connection sends a request after
+    ``start + candidate``: the first such request is refused and the connection closed
+    (``Processor`` ``Disconnecting expired channel``). Idle connections are never killed.
+    Clients of unknown capability are counted apart (``sessions_at_risk_unknown_client``).
+
+    Input: ``reauth_sessions`` rows; silver ``request_events`` (node_id, connection_id,
+    event_ts). Output: ``schemas.reauth_readiness.REAUTH_READINESS`` rows, one per candidate
+    and activity date with at least one examined session.
+    """
+    population = sessions.where(
+        F.col("security_protocol").like("SASL%")
+        & F.col("connection_id").isNotNull()
+        & (F.col("start_source") != "reauthentication_line")
+    ).select(
+        "broker_id",
+        "connection_id",
+        "start_ts",
+        "supports_reauth",
+        "principal",
+        F.concat_ws(
+            "/",
+            F.coalesce("client_software_name", F.lit("unknown")),
+            F.coalesce("client_software_version", F.lit("unknown")),
+        ).alias("software"),
+        "activity_date",
+    )
+    spark = sessions.sparkSession
+    values = local_frame(spark, [(int(v),) for v in candidates_ms], _CANDIDATES)
+    examined = population.crossJoin(F.broadcast(values))
+    reqs = requests.select(
+        F.col("node_id").alias("_r_node"),
+        F.col("connection_id").alias("_r_conn"),
+        F.col("event_ts").alias("_r_ts"),
+    ).where(F.col("_r_ts").isNotNull())
+    deadline = plus_millis(F.col("start_ts"), F.col("candidate_ms"))
+    late = examined.join(
+        reqs,
+        (F.col("broker_id") == F.col("_r_node"))
+        & (F.col("connection_id") == F.col("_r_conn"))
+        & (F.col("_r_ts") > deadline),
+        "left",
+    )
+    per_session = late.groupBy(
+        "broker_id", "connection_id", "start_ts", "candidate_ms", "supports_reauth",
+        "principal", "software", "activity_date",
+    ).agg(F.min("_r_ts").alias("kill_ts"))  # fmt: skip
+    would = F.col("kill_ts").isNotNull()
+    killed = would & (F.col("supports_reauth") == F.lit(False))
+    unknown = would & F.col("supports_reauth").isNull()
+    grouped = per_session.groupBy("candidate_ms", "activity_date").agg(
+        F.count(F.lit(1)).alias("sessions"),
+        F.count(F.when(killed, 1)).alias("sessions_killed"),
+        F.count(F.when(unknown, 1)).alias("sessions_at_risk_unknown_client"),
+        F.array_sort(F.collect_set(F.when(killed, F.col("principal")))).alias("principals_killed"),
+        F.array_sort(F.collect_set(F.when(killed, F.col("software")))).alias(
+            "client_software_killed"
+        ),
+        F.min(F.when(killed, F.col("kill_ts"))).alias("first_kill_ts"),
+    )
+    result = grouped.withColumns(
+        {
+            "distinct_principals_killed": F.size("principals_killed").cast("long"),
+            "run_id": F.lit(run_id),
+        }
+    )
+    return result.select(*[F.col(f.name).cast(f.dataType) for f in REAUTH_READINESS.fields])
+
+
+RULE_NO_REAUTH = "reauth.no_reauth_client_on_expiring_listener"
+RULE_PRINCIPAL_CHANGE = "reauth.principal_change_attempt"
+RULE_MECHANISM_CHANGE = "reauth.mechanism_change_attempt"
+RULE_REPEATED_FAILURES = "reauth.repeated_failed_reauthentication"
+
+
+def reauth_findings(
+    sessions: DataFrame, shakes: DataFrame, failure_threshold: int, run_id: str
+) -> list[DataFrame]:
+    """The KIP-368 findings (``schemas.findings.FINDINGS`` rows).
+
+    * ``reauth.no_reauth_client_on_expiring_listener`` (medium): sessions whose client cannot
+      re-authenticate on a SASL listener where sessions expire (lifetime > 0): each will be
+      killed at its first request after expiry and reconnect. Per principal, listener and
+      client software.
+    * ``reauth.principal_change_attempt`` (high): ``Cannot change principals during
+      re-authentication`` (``SaslServerAuthenticator``): a connection tried to become another
+      principal. Per old principal and new principal.
+    * ``reauth.mechanism_change_attempt`` (medium): ``... not supported for re-authentication of
+      mechanism`` (the mechanism cannot change either).
+    * ``reauth.repeated_failed_reauthentication`` (medium): at least ``failure_threshold``
+      ``Failed re-authentication`` lines from one client address on one broker in a UTC day.
+
+    Input: ``reauth_sessions`` rows; ``transforms.gold.kip368_reauth.replay.handshakes`` rows.
+    Sessions continued
+    from the previous run were reported by the run they started in (and their start lies
+    outside this run's date partitions), so they are not reported again.
+    """
+    no_reauth = (
+        sessions.where(
+            (F.col("start_source") != "previous_run")
+            & (F.col("supports_reauth") == F.lit(False))
+            & F.col("security_protocol").like("SASL%")
+            & (F.col("lifetime_ms") > 0)
+        )
+        .groupBy(
+            F.col("principal").alias("subject"),
+            F.concat_ws(
+                " ",
+                F.concat(F.lit("listener="), F.coalesce("listener", F.lit("?"))),
+                F.concat(
+                    F.lit("software="),
+                    F.coalesce("client_software_name", F.lit("unknown")),
+                    F.lit("/"),
+                    F.coalesce("client_software_version", F.lit("unknown")),
+                ),
+            ).alias("discriminator"),
+        )
+        .agg(
+            F.min("broker_id").alias("node_id"),
+            F.min("start_ts").alias("first_seen_ts"),
+            F.max("start_ts").alias("last_seen_ts"),
+            F.count(F.lit(1)).alias("count"),
+            F.slice(F.array_sort(F.flatten(F.collect_list("evidence"))), 1, 20).alias("evidence"),
+        )
+    )
+    failed = shakes.where(F.col("event_type") == ae.EVENT_REAUTHENTICATION_FAILED)
+
+    def change(code: str, old: str, new: str) -> DataFrame:
+        return (
+            failed.where(F.col("failure_reason_code") == code)
+            .groupBy(F.col(old).alias("subject"), F.col(new).alias("discriminator"))
+            .agg(*seen())
+        )
+
+    principal = change("PRINCIPAL_CHANGE_DURING_REAUTH", "reauth_old_principal",
+                       "reauth_new_principal")  # fmt: skip
+    mechanism = failed.where(F.col("failure_reason_code") == "MECHANISM_CHANGE_DURING_REAUTH")
+    mechanism_rows = mechanism.groupBy(
+        F.col("peer_ip").alias("subject"), F.col("mechanism").alias("discriminator")
+    ).agg(*seen())
+    repeated = (
+        failed.groupBy(
+            F.col("peer_ip").alias("subject"),
+            "node_id",
+            F.to_date("event_ts").cast("string").alias("discriminator"),
+        )
+        .agg(
+            F.min("event_ts").alias("first_seen_ts"),
+            F.max("event_ts").alias("last_seen_ts"),
+            F.count(F.lit(1)).alias("count"),
+            evidence(),
+        )
+        .where(F.col("count") >= failure_threshold)
+    )
+    return [
+        to_findings(
+            no_reauth,
+            rule_id=RULE_NO_REAUTH,
+            kip="KIP-368",
+            severity="medium",
+            subject_type="principal",
+            explanation=F.concat(
+                F.lit("client cannot re-authenticate on a listener whose sessions expire ("),
+                F.col("discriminator"),
+                F.lit("): the broker kills its connection at the first request after expiry"),
+            ),
+            run_id=run_id,
+        ),
+        to_findings(
+            principal,
+            rule_id=RULE_PRINCIPAL_CHANGE,
+            kip="KIP-368",
+            severity="high",
+            subject_type="principal",
+            explanation=F.concat(
+                F.lit("a connection authenticated as "),
+                F.col("subject"),
+                F.lit(" tried to re-authenticate as "),
+                F.coalesce(F.col("discriminator"), F.lit("another principal")),
+            ),
+            run_id=run_id,
+        ),
+        to_findings(
+            mechanism_rows,
+            rule_id=RULE_MECHANISM_CHANGE,
+            kip="KIP-368",
+            severity="medium",
+            subject_type="client_address",
+            explanation="a client tried to re-authenticate with another SASL mechanism",
+            run_id=run_id,
+        ),
+        to_findings(
+            repeated,
+            rule_id=RULE_REPEATED_FAILURES,
+            kip="KIP-368",
+            severity="medium",
+            subject_type="client_address",
+            explanation=F.concat(
+                F.col("count").cast("string"),
+                F.lit(" failed re-authentications from this address on one broker in a day"),
+            ),
+            run_id=run_id,
+        ),
+    ]

@@ -1,0 +1,1 @@
+"""KIP-48 delegation tokens: lifecycles, HMAC checks, findings."""

@@ -1,0 +1,1 @@
+"""Silver: the parser registry, the family claims, one parser per family."""

@@ -1,0 +1,1 @@
+"""SASL/SSL authentication lines into silver.auth_events."""

@@ -1,0 +1,1 @@
+"""Confluent audit-log CloudEvents into silver rows."""

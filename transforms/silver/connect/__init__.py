@@ -1,0 +1,1 @@
+"""Kafka Connect REST access and worker lines into silver.connect_requests."""

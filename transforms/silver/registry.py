@@ -1,0 +1,154 @@
+"""Silver: every family's parser, the table it feeds, and how their outputs are combined.
+
+A parser takes the bronze records of its family and returns each of them exactly once with the
+silver columns and a ``reason_code`` (null = parsed); ``transforms.quarantine`` splits that into
+the table's rows and quarantine rows. One family may feed several tables (Confluent audit
+events), and one table may be fed by several families (``connect_requests``). Derived tables
+are built from parsed silver rows (``token_events`` from the delegation-token requests of
+``request_events``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from schemas import (
+    auth_events,
+    authz_decisions,
+    connect_requests,
+    raw_lines,
+    request_events,
+    token_events,
+)
+from transforms.frames import union_by_name
+from transforms.quarantine import parsed_rows, quarantine_rows
+from transforms.silver.auth.parse import parse_auth_events
+from transforms.silver.authz import parse_authz_decisions
+from transforms.silver.confluent_audit.parse import (
+    parse_confluent_authentication,
+    parse_confluent_authorization,
+)
+from transforms.silver.connect.claims import parse_connect_rest, parse_connect_worker
+from transforms.silver.request_log.parse import parse_request_events
+from transforms.silver.tokens import parse_token_manager, token_events_from_requests
+
+
+@dataclass(frozen=True)
+class Parser:
+    """One family's parser and the silver table it feeds."""
+
+    family: str
+    table: str
+    schema: StructType
+    parse: Callable[[DataFrame], DataFrame]
+
+
+PARSERS: tuple[Parser, ...] = (
+    Parser(raw_lines.FAMILY_AUTHZ, authz_decisions.TABLE_NAME, authz_decisions.AUTHZ_DECISIONS,
+           parse_authz_decisions),
+    Parser(raw_lines.FAMILY_AUTH, auth_events.TABLE_NAME, auth_events.AUTH_EVENTS,
+           parse_auth_events),
+    Parser(raw_lines.FAMILY_REQUEST, request_events.TABLE_NAME, request_events.REQUEST_EVENTS,
+           parse_request_events),
+    Parser(raw_lines.FAMILY_TOKEN, token_events.TABLE_NAME, token_events.TOKEN_EVENTS,
+           parse_token_manager),
+    Parser(raw_lines.FAMILY_CONNECT_REST, connect_requests.TABLE_NAME,
+           connect_requests.CONNECT_REQUESTS, parse_connect_rest),
+    Parser(raw_lines.FAMILY_CONNECT_WORKER, connect_requests.TABLE_NAME,
+           connect_requests.CONNECT_REQUESTS, parse_connect_worker),
+    Parser(raw_lines.FAMILY_CONFLUENT_AUDIT, authz_decisions.TABLE_NAME,
+           authz_decisions.AUTHZ_DECISIONS, parse_confluent_authorization),
+    Parser(raw_lines.FAMILY_CONFLUENT_AUDIT, auth_events.TABLE_NAME, auth_events.AUTH_EVENTS,
+           parse_confluent_authentication),
+)  # fmt: skip
+
+#: Every silver table, its schema and partition columns, in write order.
+SILVER_TABLES: Mapping[str, tuple[StructType, tuple[str, ...]]] = {
+    authz_decisions.TABLE_NAME: (
+        authz_decisions.AUTHZ_DECISIONS,
+        authz_decisions.PARTITION_COLUMNS,
+    ),
+    auth_events.TABLE_NAME: (auth_events.AUTH_EVENTS, auth_events.PARTITION_COLUMNS),
+    request_events.TABLE_NAME: (request_events.REQUEST_EVENTS, request_events.PARTITION_COLUMNS),
+    token_events.TABLE_NAME: (token_events.TOKEN_EVENTS, token_events.PARTITION_COLUMNS),
+    connect_requests.TABLE_NAME: (
+        connect_requests.CONNECT_REQUESTS,
+        connect_requests.PARTITION_COLUMNS,
+    ),
+}
+
+#: Families some parser handles; bronze records of any other family count as ``pending``.
+PARSED_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(p.family for p in PARSERS))
+
+
+def parse_families(bronze: DataFrame) -> list[tuple[Parser, DataFrame]]:
+    """Run every parser on its family's bronze records.
+
+    Input columns: ``schemas.raw_lines.RAW_LINES``.
+    Returns: (parser, its output: bronze columns + silver columns + reason_code) pairs. The
+    caller may cache each output: it feeds both a silver table and the quarantine.
+    """
+    return [(p, timed(p.parse(bronze.where(F.col("family") == p.family)))) for p in PARSERS]
+
+
+#: Quarantine reason of a record whose header time does not exist (``[2026-13-45 25:61:61,000]``,
+#: ``[0000-00-00 00:00:00,000]``).
+BAD_TIMESTAMP = "bad_timestamp"
+#: A header that starts with a date and a time (after the container / syslog prefix).
+_HEADER_TIME = r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}"
+
+
+def timed(output: DataFrame) -> DataFrame:
+    """A parser's output with every accepted record whose header has a time that does not
+    parse to a real instant (``log_ts`` null) rejected as :data:`BAD_TIMESTAMP`: no such record
+    reaches silver with an unknown time, and none can fail a table's NOT NULL time column
+    (``reauth_sessions.start_ts``). Records of a layout that writes no time at all (log4j's
+    ``%p %m (%c)``, a real sample) and JSON records are parsed as before.
+
+    Input / output columns: a parser's output (bronze columns, its silver columns,
+    reason_code, reason_detail); only reason_code and reason_detail change.
+    """
+    header = F.substring(
+        F.col("raw"), F.length(F.coalesce(F.col("line_prefix"), F.lit(""))) + 1, 200
+    )
+    bad = (
+        F.col("reason_code").isNull()
+        & F.col("log_ts").isNull()
+        & (F.col("layout") != "json")
+        & header.rlike(_HEADER_TIME)
+    )
+    detail = F.concat(
+        F.lit("the record's time does not parse to a real instant: "),
+        F.regexp_extract(header, r"^\s*\[?([^\]]{0,40})", 1),
+    )
+    return output.withColumns(
+        {
+            "reason_code": F.when(bad, F.lit(BAD_TIMESTAMP)).otherwise(F.col("reason_code")),
+            "reason_detail": F.when(bad, detail).otherwise(F.col("reason_detail")),
+        }
+    )
+
+
+def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, DataFrame]:
+    """Every silver table's rows, exactly in its schema, from the parsers' outputs.
+
+    ``token_events`` also receives the rows derived from the delegation-token requests of
+    ``request_events`` (``transforms.silver.tokens.token_events_from_requests``).
+    """
+    by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
+    for parser, output in outputs:
+        by_table[parser.table].append(parsed_rows(output, parser.schema))
+    tables = {name: union_by_name(frames) for name, frames in by_table.items()}
+    derived = token_events_from_requests(tables[request_events.TABLE_NAME])
+    tables[token_events.TABLE_NAME] = tables[token_events.TABLE_NAME].unionByName(derived)
+    return tables
+
+
+def quarantine(outputs: Sequence[tuple[Parser, DataFrame]]) -> DataFrame:
+    """Every parser's rejected records, in the quarantine table's schema."""
+    return union_by_name([quarantine_rows(output) for _, output in outputs])

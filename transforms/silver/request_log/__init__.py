@@ -1,0 +1,1 @@
+"""``kafka.request.logger`` records into silver.request_events."""

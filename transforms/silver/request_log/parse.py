@@ -1,0 +1,249 @@
+"""Parse ``kafka.request.logger`` ``Completed request:`` records into silver.request_events.
+
+Formats (kafka-log-formats.md sections 2, 6, 7; ``RequestChannel.updateRequestMetrics``):
+* 2.8+ JSON (KIP-673), ``transforms.silver.request_log.json_form``; 4.x connection ids add a
+  processor id
+  (``ServerConnectionId``, KAFKA-17776).
+* 1.0-2.7 string, ``transforms.silver.request_log.string_form``.
+* Delegation-token APIs 38-41 and ENVELOPE 58 bodies, ``transforms.silver.request_log.tokens``.
+Error codes are named with ``transforms.kafka_errors``. Secrets arrive redacted by bronze.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from schemas import request_events as schema
+from transforms.columns import group_at, groups
+from transforms.kafka_errors import error_code_name, error_code_names
+from transforms.quarantine import Check, first_failure
+from transforms.silver.authz import principal_name, principal_type
+from transforms.silver.request_log.json_form import (
+    header_map,
+    json_checks,
+    json_fields,
+    json_passes,
+    parsed_json,
+    raw_top_level,
+)
+from transforms.silver.request_log.string_form import (
+    split_string_form,
+    string_checks,
+    string_fields,
+    string_groups,
+    struct_top_level_error_code,
+)
+from transforms.silver.request_log.tokens import (
+    envelope_columns,
+    envelope_principal_columns,
+    parsed_bodies,
+    token_columns,
+)
+
+PREFIX = "Completed request:"
+_REQUEST_LOGGER_RE = r"^kafka\.request\.logger(?::\d+)?$"
+_CHANNEL_LOGGER_RE = r"^kafka\.network\.RequestChannel\$(?::\d+)?$"
+#: localIp:localPort-remoteIp:remotePort[-processorId]-index; IPv6 hosts contain ':' not '-'.
+CONNECTION_ID_RE = r"^([^-]+):(\d+)-([^-]+):(\d+)-(\d+)(?:-(\d+))?$"
+_JSON_ERROR_CODE_RE = r'"errorCode"\s*:\s*(-?\d+)'
+_STRUCT_ERROR_CODE_RE = r"(?<![A-Za-z0-9_])error_code=(-?\d+)"
+
+
+def is_request_record(logger: Column, message: Column) -> Column:
+    """Claim predicate of the 'request' family.
+
+    Every record of ``kafka.request.logger`` (it writes nothing but ``Completed request:``
+    in 1.0-4.x, so a cut or garbled record is still ours), and ``kafka.network.RequestChannel$``
+    records starting ``Completed req``. A ``:NNN`` line suffix is allowed. Nulls give false.
+    """
+    request_logger = logger.rlike(_REQUEST_LOGGER_RE) & message.isNotNull()
+    channel = logger.rlike(_CHANNEL_LOGGER_RE) & message.startswith("Completed req")
+    return F.coalesce(request_logger | channel, F.lit(False))
+
+
+def connection_parts(connection_id: Column) -> dict[str, Column]:
+    """local_ip, local_port, remote_ip (client), remote_port, processor_id (4.x only),
+    connection_index of a connection id; all null when it does not match."""
+    found = groups(connection_id, CONNECTION_ID_RE, 6)
+    g = [F.lit(None), *[group_at(found, i) for i in range(1, 7)]]
+    four_part = g[6].isNotNull()
+    return {
+        "local_ip": g[1],
+        "local_port": g[2].try_cast("int"),
+        "remote_ip": g[3],
+        "remote_port": g[4].try_cast("int"),
+        "processor_id": F.when(four_part, g[5]).try_cast("int"),
+        "connection_index": F.coalesce(g[6], g[5]).try_cast("int"),
+    }
+
+
+def found_error_codes(response: Column, regex: str) -> Column:
+    """Every error code ``regex`` (group 1) finds in a response text, as array<int> (null
+    for a null text). Materialise it before ``item_error_codes``: that uses it three times."""
+    matches = F.regexp_extract_all(response, F.lit(regex), 1)
+    return F.transform(matches, lambda code: code.try_cast("int"))
+
+
+def item_error_codes(found: Column, top_level: Column) -> Column:
+    """Distinct error codes below the top level of a response, ascending.
+
+    ``found`` holds every errorCode of the text, the top-level one included. Removing one
+    occurrence of the top-level code leaves exactly the nested ones, wherever the top-level
+    key sits; so the top-level code is nested too when it occurs at least twice. (No lambda
+    refers to ``found``: Spark would evaluate it again for every element.)
+
+    Returns:
+        array<int>; empty when none; null when ``found`` is null.
+    """
+    others = F.array_remove(found, top_level)
+    repeated = F.size(found) - F.size(others) >= 2
+    nested = F.when(top_level.isNull(), found).when(repeated, found).otherwise(others)
+    return F.array_sort(F.array_distinct(nested))
+
+
+def _combined(
+    is_json: Column, is_string: Column, json: dict[str, Column], text: dict[str, Column]
+) -> dict[str, Column]:
+    """Each silver column from the form the record has."""
+    names = dict.fromkeys([*json, *text])
+    none = F.lit(None)
+    return {
+        name: F.when(is_json, json.get(name, none)).when(is_string, text.get(name, none))
+        for name in names
+    }
+
+
+def _error_columns(is_json: Column) -> dict[str, Column]:
+    """error_code (top level) and ``_found`` (every error code in the response)."""
+    c = F.col
+    top = F.when(
+        is_json, F.get_json_object(c("response_json"), "$.errorCode").try_cast("int")
+    ).otherwise(struct_top_level_error_code(c("response_text")))
+    found = F.when(is_json, found_error_codes(c("response_json"), _JSON_ERROR_CODE_RE)).otherwise(
+        found_error_codes(c("response_text"), _STRUCT_ERROR_CODE_RE)
+    )
+    return {"error_code": top, "_found": found}
+
+
+def _checks(is_json: Column, is_string: Column) -> list[Check]:
+    """Quarantine checks in priority order (the first failing one wins)."""
+    c = F.col
+    message, body = c("message"), c("_body")
+    cut_prefix = F.lit(PREFIX).startswith(message) & (F.length(message) < len(PREFIX))
+    return [
+        (F.trim(F.coalesce(message, F.lit(""))) == "", "missing_field_message", "blank"),
+        (cut_prefix, "request_truncated", "cut inside 'Completed request:'"),
+        (body.isNull(), "request_unrecognized_format", "does not start 'Completed request:'"),
+        (F.trim(body) == "", "request_truncated", "nothing after 'Completed request:'"),
+        (
+            c("log_format").isNull(),
+            "request_unrecognized_format",
+            "neither a JSON object nor RequestHeader(...) after 'Completed request:'",
+        ),
+        *json_checks(is_json, body, c("_j"), c("_jm"), c("_hm")),
+        *string_checks(
+            is_string,
+            body,
+            head=c("_s_head"),
+            rest=c("_s_rest"),
+            tail=c("_s_tail"),
+            metric_groups=c("_s_mg"),
+            header_groups=c("_s_hg"),
+        ),
+        (
+            c("local_ip").isNull(),
+            "request_malformed_connection",
+            F.concat(F.lit("connection id: "), F.substring(c("connection_id"), 1, 200)),
+        ),
+    ]
+
+
+def _split_forms(bronze: DataFrame) -> DataFrame:
+    """bronze + ``_body`` (text after the prefix), log_format, and each form's intermediate
+    columns (``_j`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``, ``_s_mg`` for
+    the string form), computed only for records of that form."""
+    c, message = F.col, F.col("message")
+    body = F.when(
+        message.startswith(PREFIX), message.substr(F.lit(len(PREFIX) + 1), F.length(message))
+    )
+    log_format = F.when(F.ltrim(c("_body")).startswith("{"), F.lit(schema.FORMAT_JSON)).when(
+        c("_body").startswith("RequestHeader("), F.lit(schema.FORMAT_STRING)
+    )
+    staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)
+    is_json = c("log_format") == schema.FORMAT_JSON
+    is_string = c("log_format") == schema.FORMAT_STRING
+    staged = staged.withColumn("_j", F.when(is_json, parsed_json(c("_body"))))
+    for stage in [*split_string_form(c("_body")), string_groups(c("_s_head"), c("_s_tail"))]:
+        staged = staged.withColumns({name: F.when(is_string, col) for name, col in stage.items()})
+    return staged
+
+
+def parse_request_events(bronze: DataFrame) -> DataFrame:
+    """Parse ``Completed request:`` bronze records (family 'request'); no row dropped.
+
+    Input columns:
+        bronze.raw_lines (RAW_LINES); uses message (string, secrets redacted), log_ts
+        (timestamp, UTC), log_date (date).
+
+    Output columns:
+        every input column, then the REQUEST_EVENTS columns not in bronze (event_ts timestamp
+        UTC, log_format string, ... event_date date; see schemas.request_events), then
+        reason_code (string, null = parsed) and reason_detail (string).
+
+    Null behaviour: a null or blank message gets 'missing_field_message'; keys a record does
+    not carry (absent before some version, or only > 0) give null columns.
+    """
+    c = F.col
+    is_json = c("log_format") == schema.FORMAT_JSON
+    is_string = c("log_format") == schema.FORMAT_STRING
+    json = json_fields(c("_j"))
+    text = string_fields(c("_s_hg"), c("_s_mg"), c("_s_rest"))
+    fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
+    fields = fields.withColumns(
+        {
+            "event_ts": c("log_ts"),
+            "event_date": c("log_date"),
+            "client_id": F.nullif(c("client_id"), F.lit("")),
+            "principal_type": principal_type(c("principal")),
+            "principal_name": principal_name(c("principal")),
+            **connection_parts(c("connection_id")),
+            **_error_columns(is_json),
+            **parsed_bodies(c("log_format"), c("api_key"), c("request_json"), c("response_json")),
+        }
+    )
+    tokens = token_columns(
+        c("log_format"),
+        c("api_key"),
+        c("_tq"),
+        c("_tr"),
+        request_text=c("request_text"),
+        response_text=c("response_text"),
+    )
+    derived = fields.withColumns(
+        {
+            "error_code_name": error_code_name(c("error_code")),
+            "item_error_codes": item_error_codes(c("_found"), c("error_code")),
+            **tokens,
+            **envelope_columns(c("_env")),
+        }
+    )
+    derived = derived.withColumns(
+        {
+            "item_error_code_names": error_code_names(c("item_error_codes")),
+            **envelope_principal_columns(c("_envp")),
+        }
+    )
+    # A well-formed JSON record (nearly all of them) skips the checks and the raw reads of its
+    # keys they need (two more JSON parses and some 40 conditions).
+    passes = json_passes(is_json, c("_body"), c("_j")) & c("local_ip").isNotNull()
+    checked = derived.withColumn("_passes", F.coalesce(passes, F.lit(False)))
+    slow = is_json & ~c("_passes")
+    checked = checked.withColumn("_jm", F.when(slow, raw_top_level(c("_body"))))
+    checked = checked.withColumn("_hm", header_map(c("_jm")))
+    failed = checked.withColumn(
+        "_failure", first_failure(_checks(is_json, is_string), c("_passes"))
+    )
+    silver = [n for n in schema.REQUEST_EVENTS.fieldNames() if n not in bronze.columns]
+    reasons = ("_failure.reason_code", "_failure.reason_detail")
+    return failed.select(*bronze.columns, *silver, *reasons)
