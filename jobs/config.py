@@ -155,49 +155,52 @@ def _str(table: Mapping[str, Any], key: str, path: Path, section: str) -> str | 
     return value
 
 
-def load_config_file(path: Path) -> dict[str, Any]:
-    """Read a TOML config file into RunConfig keyword arguments (relative paths resolved
-    against the file's folder).
-
-    Raises:
-        ConfigError: unreadable file, TOML syntax error, wrong types.
-    """
+def _read_toml(path: Path) -> Mapping[str, Any]:
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise ConfigError(f"{path}: cannot read config file ({error.strerror})") from error
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML ({error})") from error
-    run = _table(document, "run", path)
-    spark = _table(document, "spark", path)
-    secrets = _table(document, "secrets", path)
-    base = path.parent
+
+
+def _run_kwargs(run: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """``[run]``: lake (relative to the file's folder), start, end, engine."""
     kwargs: dict[str, Any] = {}
     if (lake := _str(run, "lake", path, "run")) is not None:
-        kwargs["lake"] = os.path.normpath(base / lake) if "://" not in lake else lake
+        kwargs["lake"] = os.path.normpath(path.parent / lake) if "://" not in lake else lake
     for key in ("start", "end"):
         if (text := _str(run, key, path, "run")) is not None:
             kwargs[key] = parse_instant(text, f"{path}: run.{key}")
     if (engine := _str(run, "engine", path, "run")) is not None:
         kwargs["engine"] = engine
-    if (key_env := _str(secrets, "fingerprint_key_env", path, "secrets")) is not None:
-        kwargs["fingerprint_key_env"] = key_env
-    if (key_file := _str(secrets, "fingerprint_key_file", path, "secrets")) is not None:
-        kwargs["fingerprint_key_file"] = str(base / key_file)
-    if (secret_env := _str(secrets, "token_secret_env", path, "secrets")) is not None:
-        kwargs["token_secret_env"] = secret_env
-    if (secret_file := _str(secrets, "token_secret_file", path, "secrets")) is not None:
-        kwargs["token_secret_file"] = str(base / secret_file)
+    return kwargs
+
+
+def _secrets_kwargs(secrets: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """``[secrets]``: environment variable names as given, file names relative to the file."""
+    kwargs: dict[str, Any] = {}
+    for key in ("fingerprint_key", "token_secret"):
+        if (env := _str(secrets, f"{key}_env", path, "secrets")) is not None:
+            kwargs[f"{key}_env"] = env
+        if (file := _str(secrets, f"{key}_file", path, "secrets")) is not None:
+            kwargs[f"{key}_file"] = str(path.parent / file)
+    return kwargs
+
+
+def _rules(document: Mapping[str, Any], path: Path) -> dict[str, dict[str, Any]]:
+    """``[rules.<area>]`` tables, unchecked here (``area_rules`` checks each area's keys)."""
     rules = _table(document, "rules", path)
     for area, table in rules.items():
         if not isinstance(table, Mapping):
             raise ConfigError(f"{path}: [rules.{area}] must be a table")
-    kwargs["rules"] = {str(area): dict(table) for area, table in rules.items()}
-    if (master := _str(spark, "master", path, "spark")) is not None:
-        kwargs["master"] = master
-    conf = _table(spark, "conf", path)
-    kwargs["spark_conf"] = {str(k): str(v) for k, v in conf.items()}
-    default_tz = _str(run, "time_zone", path, "run") or "UTC"
+    return {str(area): dict(table) for area, table in rules.items()}
+
+
+def _source_specs(
+    document: Mapping[str, Any], path: Path, default_tz: str
+) -> tuple[SourceSpec, ...]:
+    """``[[sources]]``: paths relative to the file's folder, zone defaulting to the run's."""
     sources = document.get("sources", [])
     if not isinstance(sources, list):
         raise ConfigError(f"{path}: [[sources]] must be an array of tables")
@@ -208,7 +211,7 @@ def load_config_file(path: Path) -> dict[str, Any]:
             raise ConfigError(f"{path}: {where} needs a 'path' string")
         source_path = str(item["path"])
         if not Path(source_path).is_absolute():
-            source_path = os.path.normpath(base / source_path)
+            source_path = os.path.normpath(path.parent / source_path)
         specs.append(
             SourceSpec(
                 path=source_path,
@@ -216,7 +219,28 @@ def load_config_file(path: Path) -> dict[str, Any]:
                 node_id=_str(item, "node_id", path, where),
             )
         )
-    kwargs["sources"] = tuple(specs)
+    return tuple(specs)
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """Read a TOML config file into RunConfig keyword arguments (relative paths resolved
+    against the file's folder).
+
+    Raises:
+        ConfigError: unreadable file, TOML syntax error, wrong types.
+    """
+    document = _read_toml(path)
+    run = _table(document, "run", path)
+    spark = _table(document, "spark", path)
+    secrets = _table(document, "secrets", path)
+    kwargs: dict[str, Any] = {**_run_kwargs(run, path), **_secrets_kwargs(secrets, path)}
+    kwargs["rules"] = _rules(document, path)
+    if (master := _str(spark, "master", path, "spark")) is not None:
+        kwargs["master"] = master
+    conf = _table(spark, "conf", path)
+    kwargs["spark_conf"] = {str(k): str(v) for k, v in conf.items()}
+    default_tz = _str(run, "time_zone", path, "run") or "UTC"
+    kwargs["sources"] = _source_specs(document, path, default_tz)
     kwargs["default_time_zone"] = check_time_zone(default_tz, f"{path}: run.time_zone")
     return kwargs
 

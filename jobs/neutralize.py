@@ -1,4 +1,4 @@
-"""Log-derived text made safe for where it is shown (issue 21, point 5). No Spark import.
+"""Log-derived text made safe for where it is shown (terminal, Markdown and CSV). No Spark import.
 
 Principals, client ids, software names, mechanisms and file names in the tables come from
 whoever connected to the cluster, attacker included. A SASL username such as

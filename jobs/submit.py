@@ -9,7 +9,7 @@ from pathlib import Path
 
 # Python puts the script's own folder first on sys.path. When that folder is the package
 # folder (``jobs/``), its modules become top-level names (``config``, ``report``, ...) that can
-# shadow other packages' modules (``jobs/secrets.py`` once shadowed the standard library's): put
+# shadow other packages' modules (a module named secrets once shadowed the standard library's): put
 # the project root there instead, so that ``jobs`` itself imports from a checkout.
 _here = Path(__file__).resolve().parent
 if _here.name == "jobs" and sys.path and Path(sys.path[0] or ".").resolve() == _here:

@@ -8,7 +8,7 @@ authentication due to: ...``), the DEBUG/TRACE lines of ``SaslServerAuthenticato
 start, expired-channel disconnects), and Confluent audit-log authentication events; see
 ``transforms.silver.auth.parse``, ``transforms.silver.auth.debug``,
 ``transforms.silver.confluent_audit.parse`` and
-kafka-log-formats.md section 4.
+docs/kafka-log-formats.md section 4.
 """
 
 from __future__ import annotations

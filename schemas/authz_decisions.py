@@ -1,7 +1,7 @@
 """silver.authz_decisions: one row per ``kafka.authorizer.logger`` record (decision or detail).
 
 Source formats: SimpleAclAuthorizer (<=2.3), AclAuthorizer (2.4-3.9), StandardAuthorizer (3.3+,
-KRaft); see ``transforms.silver.authz`` and kafka-log-formats.md section 3. Confluent audit-log
+KRaft); see ``transforms.silver.authz`` and docs/kafka-log-formats.md section 3. Confluent audit-log
 authorization events (ConfluentServerAuthorizer, CloudEvents JSON); see
 ``transforms.silver.confluent_audit.parse``.
 """

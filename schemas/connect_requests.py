@@ -2,7 +2,7 @@
 
 One table for two record kinds (``record_kind``):
 * ``rest_access``: a Jetty request-log line of ``org.apache.kafka.connect.runtime.rest.RestServer``
-  (kafka-log-formats.md section 8.5), parsed by ``transforms.silver.connect.rest``.
+  (docs/kafka-log-formats.md section 8.5), parsed by ``transforms.silver.connect.rest``.
 * ``worker_event``: a ``DistributedHerder`` / ``RestClient`` / ``ConnectExceptionMapper`` line about
   request forwarding, task reconfiguration, session keys or request verification (KIP-507,
   sections 8.3 and 8.4), parsed by ``transforms.silver.connect.worker``.

@@ -2,7 +2,7 @@
 
 Source formats: the 2.8+ JSON (KIP-673, ``RequestConvertToJson``) and the 1.0-2.7 string
 (``RequestChannel.updateRequestMetrics``); see ``transforms.silver.request_log.parse`` and
-kafka-log-formats.md
+docs/kafka-log-formats.md
 sections 2, 6 and 7. Secrets are already redacted by bronze: ``*_hmac_fingerprint`` columns hold
 the fingerprint of the placeholder ``[REDACTED hmac-sha256:<hex>]``, never a secret.
 

@@ -7,7 +7,7 @@ Two sources end in this one contract (``source``):
 * ``token_manager``: the token manager's own lines, ZooKeeper mode
   (``kafka.server.DelegationTokenManager[Zk]``) and KRaft (``DelegationTokenControlManager``).
 
-See ``transforms.silver.tokens`` and kafka-log-formats.md section 6.
+See ``transforms.silver.tokens`` and docs/kafka-log-formats.md section 6.
 """
 
 from __future__ import annotations

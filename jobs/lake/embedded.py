@@ -9,7 +9,7 @@ A failed Spark job means no commit and no file in the table folder; a failed com
 moved files; a killed driver can leave orphan files, which VACUUM removes.
 
 Spark's own writer replaced a Python data source writer (tasks that wrote Parquet with pyarrow
-from Arrow batches): on 278,613 ``request_events`` rows 2.1 s instead of 7.5 s (issue 15).
+from Arrow batches): on 278,613 ``request_events`` rows 2.1 s instead of 7.5 s.
 """
 
 from __future__ import annotations

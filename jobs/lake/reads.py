@@ -51,7 +51,7 @@ def read_rows(
         where = (day >= start) & (day < end)
     arrow = dataset.to_table(filter=where)
     rows: list[dict[str, Any]] = arrow.to_pylist()
-    del arrow, dataset  # release Arrow memory before exit (DESIGN.md: deltalake pitfalls)
+    del arrow, dataset  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
     return rows
 
 

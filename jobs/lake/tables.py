@@ -1,6 +1,7 @@
-"""All Delta I/O of the project; the only module that knows which Delta engine runs.
+"""The ``Lake``: the tables' root, the engine choice, writes and Spark reads (``jobs.lake`` is the
+only package that knows which Delta engine runs).
 
-Two engines write the same Delta tables (DESIGN.md section 2):
+Two engines write the same Delta tables (docs/architecture.md, Delta):
 
 - ``native``: delta-spark, when Delta's JVM classes load in the session.
 - ``embedded``: deltalake (delta-rs) behind Spark: Spark's Parquet writer writes the files, the

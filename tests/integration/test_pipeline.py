@@ -38,7 +38,7 @@ TABLES = {
 
 
 # A token HMAC (the token's password) and SASL auth bytes as Kafka's DEBUG request log prints
-# them (kafka-log-formats.md section 2.3): JSON since 2.8, Arrays.toString before.
+# them (docs/kafka-log-formats.md section 2.3): JSON since 2.8, Arrays.toString before.
 HMAC_B64 = "Zm9vYmFyLXNlY3JldC1obWFjLXZhbHVlLTEyMzQ1Njc4OTAtYWJjZGVm"
 HMAC_BYTES = "[102, 111, 111, 98, 97, 114, 45, 115, 101, 99]"
 AUTH_BYTES = "AHVzZXIAcGFzc3dvcmQtaW4tY2xlYXI="

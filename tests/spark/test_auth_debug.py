@@ -1,6 +1,6 @@
 """transforms.silver.auth.debug through transforms.silver.auth.parse: the DEBUG / TRACE authentication lines.
 
-No public sample of these lines exists (kafka-log-formats.md section 11), so every line here is
+No public sample of these lines exists (docs/kafka-log-formats.md section 11), so every line here is
 rendered from the exact format strings in apache/kafka (SaslServerAuthenticator.java,
 SaslClientAuthenticator.java, SocketServer.scala, KafkaChannel.toString, RequestHeader.toString;
 versions in the transforms.silver.auth.debug docstring).

@@ -202,7 +202,7 @@ def test_malformed_and_invented_lines_are_quarantined(spark: SparkSession) -> No
         ("Principal = User:alice is Denied Operation = Read from host = 10.0.0.1 on resource = Topic:LITERAL:orders for request = Fetch with resourceRef", "authz_truncated_message"),
         (std.format(result="Denied", op="READ", rule="MatchingAcl(acl=StandardAcl(resourceType=TOPIC, resourceName=al"), "authz_truncated_message"),
         ("principal = User:admin is a super us", "authz_truncated_message"),
-        # kafka-log-formats.md section 9: formats that circulate online but no Kafka writes.
+        # docs/kafka-log-formats.md section 9: formats that circulate online but no Kafka writes.
         ("Principal=User:alice is Denied Operation=Write from host=10.0.0.5 on resource=Topic:LITERAL:orders for request=Produce", "authz_not_kafka_format"),
         ("Principal = User:alice is Denied operation = Write from host = 10.0.0.5 on resource = Topic:LITERAL:orders for request = Produce", "authz_not_kafka_format"),
         ("Principal = User:alice is Denied operation = Write from host = 10.0.0.5 on resource = Topic:LITERAL:orders for request = Produce with resourceRefCount = 1", "authz_not_kafka_format"),

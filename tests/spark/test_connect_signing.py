@@ -1,6 +1,6 @@
 """transforms.gold.kip507_connect_signing: KIP-507 internal requests, stale-key grace, session-key rotations
 and the config-side rules, on silver rows parsed from log lines in Kafka's exact wordings
-(DistributedHerder.java / RestClient.java at trunk 1eb7644349c; kafka-log-formats.md section 8).
+(DistributedHerder.java / RestClient.java at trunk 1eb7644349c; docs/kafka-log-formats.md section 8).
 
 Expected values are derived by hand in the comments next to them.
 """

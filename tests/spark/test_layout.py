@@ -1,4 +1,4 @@
-"""Layout recognition: every log4j variant of kafka-log-formats.md section 1, real lines."""
+"""Layout recognition: every log4j variant of docs/kafka-log-formats.md section 1, real lines."""
 
 from __future__ import annotations
 

@@ -285,7 +285,7 @@ def malformed_cases() -> list[tuple[str | None, str | None]]:
         ("Completed request:   ", "request_truncated"),
         ("Completed request:hello", "request_unrecognized_format"),
         ("Processor 3 received request", "request_unrecognized_format"),
-        # kafka-log-formats.md section 9: an invented format (third-party parser test).
+        # docs/kafka-log-formats.md section 9: an invented format (third-party parser test).
         ("[ReplicaManager broker=1] Completed request:RequestHeader(apiKey=PRODUCE, apiVersion=8, clientId=p, correlationId=42) -- x from connection y; principal:[User:x]:[x]", "request_unrecognized_format"),
         (valid[:200], "request_truncated"),
         (valid.replace(',"connection"', ',\u0000\u0001"connection"'), "request_malformed_json"),

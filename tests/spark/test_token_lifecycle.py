@@ -1,6 +1,6 @@
 """transforms.gold.kip48_tokens.lifecycle: KIP-48 token lifecycles replayed from token_events, in both
 metadata modes, merged across runs. Every expected value below is derived by hand from the
-rules of kafka-log-formats.md section 6.3 (the arithmetic is written out in the comments)."""
+rules of docs/kafka-log-formats.md section 6.3 (the arithmetic is written out in the comments)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Account for every input line: parsed, quarantined, out of scope, or outside the window.
 
-Invariant (DESIGN.md section 1), per source file:
+Invariant (docs/architecture.md, accounting), per source file:
 ``bronze_records = parsed + quarantined + out_of_scope + pending`` and
 ``physical_lines = comment_lines + blank_lines + folded lines of every record``.
 """

@@ -3,7 +3,7 @@
 Source of the formats: Kafka's ``config/log4j.properties`` (``[%d] %p %m (%c)%n``, <= 3.9),
 ``config/log4j2.yaml`` (4.x, same prefix), ``config/connect-log4j.properties``
 (``[%d] %p %X{connector.context}%m (%c:%L)%n``), Strimzi's ``%d %p %m (%c) [%t]`` and the
-container / syslog prefixes seen in public logs (kafka-log-formats.md section 1).
+container / syslog prefixes seen in public logs (docs/kafka-log-formats.md section 1).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def local_log_ts(ts_text: Column, time_zone: Column) -> Column:
     Args:
         ts_text: ``yyyy-MM-dd HH:mm:ss,SSS`` (``T`` and ``.`` separators accepted) or null.
         time_zone: the source's declared zone id (``UTC``, ``Europe/Berlin``): log4j prefixes
-            carry no offset (kafka-log-formats.md section 1).
+            carry no offset (docs/kafka-log-formats.md section 1).
 
     Returns:
         timestamp Column in UTC (the session time zone is pinned to UTC); null when

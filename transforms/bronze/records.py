@@ -24,7 +24,7 @@ BLANK = "blank"
 HEADER = "header"
 CONTINUATION = "continuation"
 
-# Prefixes under which Kafka writes its own node id (kafka-log-formats.md sections 1, 3, 4, 6):
+# Prefixes under which Kafka writes its own node id (docs/kafka-log-formats.md sections 1, 3, 4, 6):
 # SocketServer 2.8+/2.x, QuorumController, the token manager, StandardAuthorizer, KafkaServer,
 # and the Connect herder's LogContext (the worker's client id).
 _NODE_ID_PATTERN = (
@@ -203,7 +203,7 @@ def node_id_in_message(message: Column) -> Column:
 def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
     """Attach each record's node id and UTC timestamp, using its source file's metadata.
 
-    Precedence (DESIGN.md section 1 / issue 2): the node's own properties file beside the log
+    Precedence (docs/architecture.md, node identity): the node's own properties file beside the log
     (``node.id`` / ``broker.id``), then the id the record itself prints, then the only id
     printed anywhere in the same file, then anywhere in the same node folder, then the folder
     name.

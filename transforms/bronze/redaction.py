@@ -2,7 +2,7 @@
 
 Kafka's DEBUG request log prints delegation-token HMACs (the token's SCRAM password) and SASL
 ``authBytes`` in clear: ``JsonConverterGenerator`` writes ``bytes`` fields as base64 strings and
-``RequestChannel.loggableRequest`` masks only (Incremental)AlterConfigs (kafka-log-formats.md
+``RequestChannel.loggableRequest`` masks only (Incremental)AlterConfigs (docs/kafka-log-formats.md
 section 2.3). Envelope ``requestData`` / ``responseData`` carry a forwarded request's bytes, which
 for RenewDelegationToken / ExpireDelegationToken include the HMAC (KIP-590). Pre-2.8 string logs
 print ``bytes`` with ``Arrays.toString`` (a secret) or as a ``java.nio.HeapByteBuffer`` (only the

@@ -1,6 +1,6 @@
 """Parse ``kafka.authorizer.logger`` records into silver.authz_decisions rows.
 
-Formats (kafka-log-formats.md section 3, checked against apache/kafka at the tags named):
+Formats (docs/kafka-log-formats.md section 3, checked against apache/kafka at the tags named):
 * <=1.1 SimpleAclAuthorizer: ``Principal = P is Denied Operation = Read from host = H on
   resource = Topic:foo``; 2.0-2.3 adds the pattern type: ``Topic:LITERAL:foo``.
 * 2.4-3.9 AclAuthorizer.logAuditMessage adds `` for request = Fetch with resourceRefCount = 1``.

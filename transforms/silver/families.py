@@ -2,7 +2,7 @@
 
 A family's claim means "this record is one of ours": its parser must then turn it into a silver
 row or quarantine it with a reason. Records no family claims are out-of-scope noise and are
-counted as such (kafka-log-formats.md section 1 gives the loggers). Each family's module owns
+counted as such (docs/kafka-log-formats.md section 1 gives the loggers). Each family's module owns
 its claim predicate; this module only orders them.
 """
 

@@ -1,6 +1,6 @@
 """Delegation-token operations (KIP-48) into silver.token_events, from two sources.
 
-* Token-manager lines (kafka-log-formats.md section 6.4), ``parse_token_manager``:
+* Token-manager lines (docs/kafka-log-formats.md section 6.4), ``parse_token_manager``:
   ZooKeeper mode, ``kafka.server.DelegationTokenManagerZk`` (3.6+) /
   ``kafka.server.DelegationTokenManager`` (<3.6), prefix ``[Token Manager on Node N]: ``
   (``on Broker N`` before 3.6): ``Created a delegation token: T for owner: O``, ``Delegation

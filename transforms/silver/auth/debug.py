@@ -3,7 +3,8 @@ kafka.network.Processor: formats, their silver columns and their quarantine chec
 
 ``transforms.silver.auth.parse`` parses them together with the Selector / NetworkClient outcome
 lines. Formats
-(kafka-log-formats.md section 4; apache/kafka, read at 2.2.0, 2.3.0, 2.4.0, 2.5.0, 3.0.0, 3.2.3,
+(docs/kafka-log-formats.md section 4; apache/kafka, read at 2.2.0, 2.3.0, 2.4.0, 2.5.0, 3.0.0,
+3.2.3,
 3.3.0 and trunk 1eb7644349c):
 * ``clients/.../security/authenticator/SaslServerAuthenticator.java``
   ``ReauthInfo.calcCompletionTimesAndReturnSessionLifetimeMs`` DEBUG ``Authentication complete;

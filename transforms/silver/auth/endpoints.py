@@ -1,6 +1,6 @@
 """Who is on each end of an authentication line: the log prefix, the channel id, the addresses.
 
-Sources (kafka-log-formats.md sections 1 and 4): broker Selector prefix ``[SocketServer
+Sources (docs/kafka-log-formats.md sections 1 and 4): broker Selector prefix ``[SocketServer
 listenerType=BROKER, nodeId=1] `` (2.8+) or ``[SocketServer brokerId=1] ``; client LogContext
 ``[Producer clientId=..] ``, ``[Consumer clientId=.., groupId=..] ``, ``[AdminClient
 clientId=..] ``; channelId ``localIp:port-remoteIp:port-index`` (SocketServer.ConnectionId,

@@ -1,6 +1,6 @@
 """Parse SASL/SSL authentication records into silver.auth_events rows.
 
-Formats (kafka-log-formats.md section 4, checked against apache/kafka at the tags named):
+Formats (docs/kafka-log-formats.md section 4, checked against apache/kafka at the tags named):
 * ``Selector.pollSelectionKeys`` (broker, and client Selector), 2.2+: INFO ``Failed
   {re-}authentication with {desc} ({exception message})``; desc = ``host/1.2.3.4``, from 3.2
   (KAFKA-13539) followed by `` (channelId=...)``. DEBUG ``Successfully {re-}authenticated with

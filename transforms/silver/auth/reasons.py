@@ -1,7 +1,7 @@
 """What an authentication exception message says: a stable code, the SASL mechanism, and the
 principals / mechanisms a re-authentication or handshake error names.
 
-Messages (kafka-log-formats.md section 4.1, checked against apache/kafka 2.2.0-4.0):
+Messages (docs/kafka-log-formats.md section 4.1, checked against apache/kafka 2.2.0-4.0):
 * ``SaslServerAuthenticator.ReauthInfo.ensurePrincipalUnchanged``: ``Cannot change principals
   during re-authentication from %s.%s: %s.%s`` (principal type, name; old then new).
 * ``SaslServerAuthenticator.ReauthInfo.saslMechanismUnchanged``: ``SASL mechanism '%s' requested

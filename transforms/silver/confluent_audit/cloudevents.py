@@ -1,9 +1,9 @@
 """Confluent audit-log CloudEvents: the explicit read schema and the envelope columns that the
 authorization and authentication parsers share (``transforms.silver.confluent_audit.parse``).
 
-Shapes (ECOSYSTEM-NOTES.md "Confluent audit-log events"; Confluent Platform "Audit log
-concepts" and Confluent Cloud "Audit log event schema" / "Audit log records" documentation;
-real Platform events quoted in tests/spark/test_confluent_audit.py):
+Shapes (Confluent Platform "Audit log concepts" and Confluent Cloud "Audit log event schema" /
+"Audit log records" documentation; real Platform events quoted in
+tests/spark/test_confluent_audit.py):
 * Envelope: ``id``, ``source`` (CRN), ``specversion`` ("0.3" in older Platform releases, "1.0"),
   ``type`` (``io.confluent.kafka.server/authorization`` | ``/authentication`` | ``/request``),
   ``subject``, ``time`` (RFC 3339, UTC, up to nanoseconds), Platform ``confluentRouting``.

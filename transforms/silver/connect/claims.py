@@ -1,4 +1,4 @@
-"""Kafka Connect families (kafka-log-formats.md section 8): the bronze claims and the parsers.
+"""Kafka Connect families (docs/kafka-log-formats.md section 8): the bronze claims and the parsers.
 
 ``connect_rest`` (Jetty access log of the REST server) and ``connect_worker`` (herder-side
 forwarding, reconfiguration, session-key and request-verification lines) both feed

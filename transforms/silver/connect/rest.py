@@ -1,7 +1,7 @@
 """Parse Kafka Connect REST access-log lines into silver.connect_requests rows (rest_access).
 
 Jetty writes them through logger ``org.apache.kafka.connect.runtime.rest.RestServer`` at INFO
-(kafka-log-formats.md section 8.5; ``RestServer.java`` at the tags named):
+(docs/kafka-log-formats.md section 8.5; ``RestServer.java`` at the tags named):
 * <=2.3 ``Slf4jRequestLog`` with ``setLogLatency(true)``: ``%{client}a - %u [%t] "%r" %s %O``,
   then ``' '`` after the byte count and ``' ' + latency``: two spaces before the latency (ms);
   an unknown length is written `` - ``.

@@ -1,6 +1,6 @@
 """Parse Connect herder-side request events into silver.connect_requests rows (worker_event).
 
-Wordings (EVENT_PATTERNS; kafka-log-formats.md sections 8.3, 8.4) checked in apache/kafka at
+Wordings (EVENT_PATTERNS; docs/kafka-log-formats.md sections 8.3, 8.4) checked in apache/kafka at
 1.1.0, 2.4.0, 2.7.0, 2.8.0, 3.3.0, 3.4.0, 3.5.0, 3.8.0, 3.9.0-rc3 and trunk 1eb7644349c:
 * ``RestClient.httpRequest`` ERROR ``... forwarding REST request ...`` (URL added in 3.9 by
   commit 966f2eb3efd), exception folded into ``continuation``.

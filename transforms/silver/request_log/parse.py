@@ -1,6 +1,6 @@
 """Parse ``kafka.request.logger`` ``Completed request:`` records into silver.request_events.
 
-Formats (kafka-log-formats.md sections 2, 6, 7; ``RequestChannel.updateRequestMetrics``):
+Formats (docs/kafka-log-formats.md sections 2, 6, 7; ``RequestChannel.updateRequestMetrics``):
 * 2.8+ JSON (KIP-673), ``transforms.silver.request_log.json_form``; 4.x connection ids add a
   processor id
   (``ServerConnectionId``, KAFKA-17776).
