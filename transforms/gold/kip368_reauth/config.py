@@ -153,27 +153,10 @@ def with_configured_max_reauth(sessions: DataFrame, config: DataFrame) -> DataFr
     'unknown_mechanism').
     """
     c = config.alias("cfg")
-    listener_only = (
-        c.where(F.col("listener").isNotNull() & F.col("mechanism").isNull())
-        .groupBy(F.col("node_id").alias("_o_node"), F.col("listener").alias("_o_listener"))
-        .agg(F.max("max_reauth_ms").alias("_o_value"))
-    )
-    prefixed = c.where(F.col("listener").isNotNull() & F.col("mechanism").isNotNull()).select(
-        F.col("node_id").alias("_p_node"),
-        F.col("listener").alias("_p_listener"),
-        F.col("mechanism").alias("_p_mechanism"),
-        F.col("max_reauth_ms").alias("_p_value"),
-    )
-    plain = (
-        c.where(F.col("listener").isNull())
-        .groupBy(F.col("node_id").alias("_g_node"))
-        .agg(F.max("max_reauth_ms").alias("_g_value"))
-    )
-    listener_has_override = (
-        prefixed.groupBy("_p_node", "_p_listener")
-        .agg(F.lit(True).alias("_l_override"))
-        .withColumnsRenamed({"_p_node": "_l_node", "_p_listener": "_l_listener"})
-    )
+    listener_only = _listener_values(c)
+    prefixed = _listener_mechanism_values(c)
+    plain = _node_values(c)
+    listener_has_override = _listeners_with_mechanism_values(prefixed)
     joined = (
         sessions.join(
             prefixed,
@@ -196,6 +179,81 @@ def with_configured_max_reauth(sessions: DataFrame, config: DataFrame) -> DataFr
             "left",
         )
     )
+    return _with_precedence(joined)
+
+
+def _listener_values(config: DataFrame) -> DataFrame:
+    """Listener-prefixed ``listener.name.<l>.connections.max.reauth.ms`` values
+    (``ChannelBuilders.channelBuilderConfigs`` strips the listener prefix).
+
+    Input: :func:`max_reauth_config` rows.
+    Output columns: _o_node (string: node_id), _o_listener (string, upper case), _o_value
+    (long, ms: the largest value of the node and listener).
+    """
+    return (
+        config.where(F.col("listener").isNotNull() & F.col("mechanism").isNull())
+        .groupBy(F.col("node_id").alias("_o_node"), F.col("listener").alias("_o_listener"))
+        .agg(F.max("max_reauth_ms").alias("_o_value"))
+    )
+
+
+def _listener_mechanism_values(config: DataFrame) -> DataFrame:
+    """Listener-and-mechanism prefixed
+    ``listener.name.<l>.<mechanism>.connections.max.reauth.ms`` values
+    (``SaslChannelBuilder.createConnectionsMaxReauthMsMap``).
+
+    Input: :func:`max_reauth_config` rows.
+    Output columns: _p_node (string: node_id), _p_listener, _p_mechanism (string, upper
+    case), _p_value (long, ms).
+    """
+    return config.where(F.col("listener").isNotNull() & F.col("mechanism").isNotNull()).select(
+        F.col("node_id").alias("_p_node"),
+        F.col("listener").alias("_p_listener"),
+        F.col("mechanism").alias("_p_mechanism"),
+        F.col("max_reauth_ms").alias("_p_value"),
+    )
+
+
+def _node_values(config: DataFrame) -> DataFrame:
+    """Unprefixed ``connections.max.reauth.ms`` values
+    (``BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS``).
+
+    Input: :func:`max_reauth_config` rows.
+    Output columns: _g_node (string: node_id), _g_value (long, ms: the node's largest value).
+    """
+    return (
+        config.where(F.col("listener").isNull())
+        .groupBy(F.col("node_id").alias("_g_node"))
+        .agg(F.max("max_reauth_ms").alias("_g_value"))
+    )
+
+
+def _listeners_with_mechanism_values(prefixed: DataFrame) -> DataFrame:
+    """The listeners of each node with a mechanism-prefixed value: for them a row whose
+    mechanism is unknown has no known value (``SaslChannelBuilder`` keys the value by
+    mechanism).
+
+    Input: :func:`_listener_mechanism_values` rows.
+    Output columns: _l_node (string: node_id), _l_listener (string, upper case),
+    _l_override (boolean, true).
+    """
+    return (
+        prefixed.groupBy("_p_node", "_p_listener")
+        .agg(F.lit(True).alias("_l_override"))
+        .withColumnsRenamed({"_p_node": "_l_node", "_p_listener": "_l_listener"})
+    )
+
+
+def _with_precedence(joined: DataFrame) -> DataFrame:
+    """Add configured_max_reauth_ms (long, ms) and configured_source (string) by Kafka's
+    precedence (:func:`with_configured_max_reauth`; ``SaslChannelBuilder``,
+    ``BrokerSecurityConfigs`` default 0) and drop the joined levels' helper columns.
+
+    Input columns: mechanism (string), _p_value, _o_value, _g_value (long, ms), _l_override
+    (boolean), the other helper columns of :func:`_listener_mechanism_values`,
+    :func:`_listener_values`, :func:`_node_values` and
+    :func:`_listeners_with_mechanism_values`.
+    """
     unknown = F.col("mechanism").isNull() & F.col("_l_override").isNotNull()
     value = (
         F.when(F.col("_p_value").isNotNull(), F.col("_p_value"))

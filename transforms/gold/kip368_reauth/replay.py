@@ -74,6 +74,29 @@ def handshakes(auth_events: DataFrame, max_gap_ms: int) -> DataFrame:
 
     DEBUG lines more than ``max_gap_ms`` before the outcome are not used.
     """
+    grouped = _grouped_by_outcome(auth_events)
+    outcome = F.col("event_type").isin(*OUTCOMES)
+    debug = _handshake_debug_lines(grouped.where(~outcome))
+    outcomes = grouped.where(outcome)
+    joined = outcomes.join(debug, ["node_id", "source_path", "_grp"], "left")
+    return _with_handshake_fields(joined, max_gap_ms)
+
+
+def _grouped_by_outcome(auth_events: DataFrame) -> DataFrame:
+    """Broker-side handshake lines, each numbered with the handshake it belongs to.
+
+    A network processor logs a handshake's DEBUG lines (``Using SASL mechanism``,
+    ``Authentication complete; session max lifetime``, ``Beginning re-authentication``;
+    ``SaslServerAuthenticator``) before its outcome line (``Successfully {re-}authenticated``
+    / ``Failed {re-}authentication``, ``org.apache.kafka.common.network.Selector``): a line
+    belongs to the outcome that follows it in its file.
+
+    Input: silver ``auth_events`` (``schemas.auth_events``).
+    Output: the rows with ``side = 'broker'``, ``source_format = 'log4j'`` and an event_type
+    of ``OUTCOMES`` or the DEBUG kinds, their columns plus _grp (long: the number of outcome
+    lines before the line in its node_id and source_path, by line_number; an outcome line
+    has its DEBUG lines' _grp).
+    """
     broker = auth_events.where(
         (F.col("side") == "broker")
         & (F.col("source_format") == "log4j")
@@ -82,34 +105,58 @@ def handshakes(auth_events: DataFrame, max_gap_ms: int) -> DataFrame:
     outcome = F.col("event_type").isin(*OUTCOMES)
     order = Window.partitionBy("node_id", "source_path").orderBy("line_number")
     before = order.rowsBetween(Window.unboundedPreceding, -1)
-    grouped = broker.withColumn(
-        "_grp", F.coalesce(F.sum(outcome.cast("int")).over(before), F.lit(0))
-    )
+    return broker.withColumn("_grp", F.coalesce(F.sum(outcome.cast("int")).over(before), F.lit(0)))
+
+
+def _handshake_debug_lines(debug_lines: DataFrame) -> DataFrame:
+    """What each handshake's DEBUG lines say, one row per handshake.
+
+    Input: :func:`_grouped_by_outcome` rows that are not outcomes.
+    Output columns: node_id, source_path (string), _grp (long), _mech (struct event_ts
+    (timestamp, UTC), mechanism (string): the last ``Using SASL mechanism`` line), _life
+    (struct event_ts, sent_session_lifetime_ms (long, ms), line_number (long): the last
+    ``Authentication complete; session max lifetime`` line, ``SaslServerAuthenticator``),
+    _begin (struct event_ts, line_number: the first ``Beginning re-authentication`` line,
+    KIP-368), _begin_connection (string: the connection id of a TRACE ``Begin
+    re-authentication`` line); each null without such a line.
+    """
     kind, line = F.col("event_type"), F.col("line_number")
 
     def last_of(event_type: str, value: Column) -> Column:
         return F.max_by(value, F.when(kind == event_type, line))
 
-    debug = (
-        grouped.where(~outcome)
-        .groupBy("node_id", "source_path", "_grp")
-        .agg(
-            last_of(ae.EVENT_MECHANISM_SELECTED, F.struct("event_ts", "mechanism")).alias("_mech"),
-            last_of(
-                ae.EVENT_SESSION_LIFETIME,
-                F.struct("event_ts", "sent_session_lifetime_ms", "line_number"),
-            ).alias("_life"),
-            F.min_by(
-                F.struct("event_ts", "line_number"),
-                F.when(kind == ae.EVENT_REAUTHENTICATION_STARTED, line),
-            ).alias("_begin"),
-            F.max(F.when(kind == ae.EVENT_REAUTHENTICATION_STARTED, F.col("connection_id"))).alias(
-                "_begin_connection"
-            ),
-        )
+    return debug_lines.groupBy("node_id", "source_path", "_grp").agg(
+        last_of(ae.EVENT_MECHANISM_SELECTED, F.struct("event_ts", "mechanism")).alias("_mech"),
+        last_of(
+            ae.EVENT_SESSION_LIFETIME,
+            F.struct("event_ts", "sent_session_lifetime_ms", "line_number"),
+        ).alias("_life"),
+        F.min_by(
+            F.struct("event_ts", "line_number"),
+            F.when(kind == ae.EVENT_REAUTHENTICATION_STARTED, line),
+        ).alias("_begin"),
+        F.max(F.when(kind == ae.EVENT_REAUTHENTICATION_STARTED, F.col("connection_id"))).alias(
+            "_begin_connection"
+        ),
     )
-    outcomes = grouped.where(outcome)
-    joined = outcomes.join(debug, ["node_id", "source_path", "_grp"], "left")
+
+
+def _with_handshake_fields(joined: DataFrame, max_gap_ms: int) -> DataFrame:
+    """The output columns of :func:`handshakes` from each outcome line and its handshake's
+    DEBUG lines.
+
+    A DEBUG line counts when it is at most ``max_gap_ms`` (ms) before the outcome line
+    (several processors writing to one file interleave their lines). The begin line counts
+    for re-authentications only; latency_ms (long, ms) = a successful re-authentication's
+    outcome minus its begin line (KIP-368 ``reauthentication-latency``,
+    ``SaslServerAuthenticator.ReauthInfo``). mechanism: the ``Using SASL mechanism`` line's,
+    else the outcome line's, else the failure's old mechanism.
+
+    Input: outcome rows of :func:`_grouped_by_outcome` left-joined with
+    :func:`_handshake_debug_lines` on node_id, source_path, _grp.
+    Output: the columns :func:`handshakes` documents.
+    """
+    kind = F.col("event_type")
     ts = F.col("event_ts")
 
     def recent(field: str) -> Column:

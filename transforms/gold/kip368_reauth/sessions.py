@@ -147,6 +147,29 @@ def sessions(
     Returns:
         Rows of ``schemas.reauth_sessions.REAUTH_SESSIONS``.
     """
+    all_starts = _with_previous_run(starts, conns, previous_open)
+    numbered = _numbered_events(all_starts, ends)
+    grouped = _session_ends(numbered, all_starts.columns)
+    enriched = _with_connection(_with_next_session(grouped), conns)
+    return _finish(enriched, config, capabilities, idle_ms=idle_ms, as_of=as_of, run_id=run_id)
+
+
+def _with_previous_run(starts: DataFrame, conns: DataFrame, previous_open: DataFrame) -> DataFrame:
+    """This run's session starts plus the sessions open at the previous run's end whose
+    connection this run sees again.
+
+    A session lasts until a re-authentication, a kill or the connection's close (KIP-368;
+    ``SaslServerAuthenticator.ReauthInfo``, ``kafka.network.Processor``): a connection that
+    continues an open session keeps it, and its first request (``start_source`` =
+    'first_request') starts no new session.
+
+    Input: ``starts``: :func:`session_starts` rows; ``conns``: node_id, connection_id
+    (string); ``previous_open``: ``schemas.reauth_sessions.REAUTH_SESSIONS`` rows.
+    Output columns: those of :func:`session_starts` (start_ts: timestamp, UTC; a continued
+    session's start_source 'previous_run', is_reauth = its session_seq > 1), plus the
+    continued session's _prev_seq (int: session_seq), _prev_lifetime (long, ms: lifetime_ms)
+    and _prev_lifetime_source (string: lifetime_source), null for this run's starts.
+    """
     prev = previous_open.select(
         F.col("broker_id").alias("node_id"),
         "connection_id",
@@ -178,7 +201,25 @@ def sessions(
             "_prev_lifetime_source": F.lit(None).cast("string"),
         }
     )
-    all_starts = all_starts.unionByName(continued)
+    return all_starts.unionByName(continued)
+
+
+def _numbered_events(all_starts: DataFrame, ends: DataFrame) -> DataFrame:
+    """Session starts and ends of each connection in time order, numbered by session.
+
+    Per node_id and connection key, in start_ts order (a start before an end of the same
+    instant), ``_n`` counts the starts so far: session n is start n and the ends up to start
+    n + 1 (KIP-368: each successful re-authentication starts the next session,
+    ``SaslServerAuthenticator.ReauthInfo``). Ends before the connection's first start
+    (``_n`` = 0) are dropped.
+
+    Input: ``all_starts``: :func:`_with_previous_run` rows; ``ends``: node_id,
+    connection_id, peer_ip (string), event_ts (timestamp, UTC), end_kind ('killed' |
+    'failed_reauth'), evidence (array of positions).
+    Output columns: those of ``all_starts`` (an end's event_ts as start_ts, its other start
+    columns null), _key (string: connection_id, else 'unpaired:<peer_ip>@<start_ts>', a
+    connection of its own), _kind (string: 'start' or the end_kind), _n (long, >= 1).
+    """
     # The connection key: the connection id, else the client address and start (alone).
     key = F.coalesce(
         F.col("connection_id"),
@@ -194,17 +235,47 @@ def sessions(
     seq = F.sum((F.col("_kind") == "start").cast("int")).over(
         by_conn.rowsBetween(Window.unboundedPreceding, 0)
     )
-    numbered = events.withColumn("_n", seq).where(F.col("_n") > 0)
+    return events.withColumn("_n", seq).where(F.col("_n") > 0)
+
+
+def _session_ends(numbered: DataFrame, start_columns: list[str]) -> DataFrame:
+    """One row per session: its start and how it ended before the next start.
+
+    A kill (``Disconnecting expired channel``, ``kafka.network.Processor``) or a failed
+    re-authentication (Selector ``Failed re-authentication``; the broker closes the
+    connection) ends the session it falls in (KIP-368).
+
+    Input: :func:`_numbered_events` rows; ``start_columns``: the columns of its
+    ``all_starts`` input.
+    Output columns: node_id, _key (string), _n (long), s (struct of the start's
+    ``start_columns`` but node_id), kill_ts, failed_ts (timestamp, UTC: the session's first
+    kill / failed re-authentication, else null), _end_evidence (array of positions: the end
+    lines').
+    """
     is_start = F.col("_kind") == "start"
-    grouped = numbered.groupBy("node_id", "_key", "_n").agg(
+    return numbered.groupBy("node_id", "_key", "_n").agg(
         F.max_by(
-            F.struct(*[c for c in all_starts.columns if c not in ("node_id",)]),
+            F.struct(*[c for c in start_columns if c not in ("node_id",)]),
             F.when(is_start, F.lit(1)),
         ).alias("s"),
         F.min(F.when(F.col("_kind") == "killed", F.col("start_ts"))).alias("kill_ts"),
         F.min(F.when(F.col("_kind") == "failed_reauth", F.col("start_ts"))).alias("failed_ts"),
         F.flatten(F.collect_list(F.when(~is_start, F.col("evidence")))).alias("_end_evidence"),
     )
+
+
+def _with_next_session(grouped: DataFrame) -> DataFrame:
+    """Each session with the re-authentication that started the connection's next session
+    (KIP-368: a successful re-authentication ends one session and starts the next).
+
+    Input: :func:`_session_ends` rows.
+    Output columns: node_id, _key (string), _n (long), the start's columns (struct ``s``
+    flattened), kill_ts, failed_ts (timestamp, UTC), _end_evidence, then the next session's
+    _next_start (timestamp, UTC: its ``Successfully re-authenticated`` line), _next_begin
+    (timestamp, UTC: its ``Beginning re-authentication`` line), _next_latency (long, ms:
+    KIP-368 ``reauthentication-latency``), _next_evidence (array of positions); null for the
+    connection's last session.
+    """
     per_conn = Window.partitionBy("node_id", "_key").orderBy("_n")
     with_next = grouped.withColumns(
         {
@@ -214,7 +285,7 @@ def sessions(
             "_next_evidence": F.lead("s.evidence").over(per_conn),
         }
     )
-    flat = with_next.select(
+    return with_next.select(
         "node_id",
         "_key",
         "_n",
@@ -227,15 +298,28 @@ def sessions(
         "_next_latency",
         "_next_evidence",
     )
+
+
+def _with_connection(flat: DataFrame, conns: DataFrame) -> DataFrame:
+    """Each session with its connection's request-log columns (left join on node and
+    connection id; none for a session without a known connection).
+
+    Input: :func:`_with_next_session` rows; ``transforms.gold.kip368_reauth.replay.connections``
+    rows.
+    Output columns: the input's, then the connection's as _conn_node (node_id), _conn_id
+    (connection_id), first_request_ts, last_request_ts (timestamp, UTC), request_count
+    (long), principal, listener, security_protocol, remote_ip (string), remote_port,
+    local_port (int), client_id, client_software_name, client_software_version,
+    first_source_path (string), first_line_number (long).
+    """
     c = conns.withColumnRenamed("connection_id", "_conn_id").withColumnRenamed(
         "node_id", "_conn_node"
     )
-    enriched = flat.join(
+    return flat.join(
         c,
         (F.col("node_id") == F.col("_conn_node")) & (F.col("connection_id") == F.col("_conn_id")),
         "left",
     )
-    return _finish(enriched, config, capabilities, idle_ms=idle_ms, as_of=as_of, run_id=run_id)
 
 
 def _finish(
@@ -247,16 +331,47 @@ def _finish(
     as_of: datetime | None,
     run_id: str,
 ) -> DataFrame:
-    """Lifetime, capability, outcome and the final columns of :func:`sessions`."""
-    # Re-authentication cannot change the mechanism (KIP-368): a session whose handshake did
-    # not log it has its predecessor's.
+    """Lifetime, capability, outcome and the final columns of :func:`sessions`.
+
+    Input: :func:`_with_connection` rows; ``max_reauth_config`` and ``capabilities_frame``
+    rows (``transforms.gold.kip368_reauth.config``).
+    Output: rows of ``schemas.reauth_sessions.REAUTH_SESSIONS``.
+    """
+    with_mechanism = _with_inherited_mechanism(enriched)
+    with_config = with_configured_max_reauth(with_mechanism, config)
+    with_cap = with_software_capability(with_config, capabilities)
+    staged = _with_window_end(_with_support_and_lifetime(with_cap), as_of)
+    return _session_rows(staged, idle_ms=idle_ms, run_id=run_id)
+
+
+def _with_inherited_mechanism(enriched: DataFrame) -> DataFrame:
+    """Re-authentication cannot change the mechanism (KIP-368,
+    ``SaslServerAuthenticator``): a session whose handshake did not log it has its
+    predecessor's.
+
+    Input columns: node_id, _key (string), _n (long), mechanism (string).
+    Output: the input with mechanism (string) replaced by the last non-null mechanism of the
+    connection's sessions 1.._n.
+    """
     so_far = Window.partitionBy("node_id", "_key").orderBy("_n")
     inherited = F.last("mechanism", ignorenulls=True).over(
         so_far.rowsBetween(Window.unboundedPreceding, 0)
     )
-    enriched = enriched.withColumn("mechanism", inherited)
-    with_config = with_configured_max_reauth(enriched, config)
-    with_cap = with_software_capability(with_config, capabilities)
+    return enriched.withColumn("mechanism", inherited)
+
+
+def _reauth_support() -> dict[str, Column]:
+    """``supports_reauth`` (boolean) and ``supports_reauth_source`` (string) of a session.
+
+    A client re-authenticates when it sends SaslAuthenticate v1+ (KIP-368), never logged:
+    false for PLAINTEXT / SSL channels ('not_sasl'; Kafka's Authenticator default), true when
+    a re-authentication was seen on the connection ('observed') or by the same client
+    software and version ('observed_same_software'), else the capability table
+    ('capability_table'); null = unknown.
+
+    Input columns: node_id, _key, security_protocol, client_software_name,
+    client_software_version (string), is_reauth, capability_by_software (boolean).
+    """
     # Re-authentication seen on the connection, or by the same software and version.
     conn_reauth = F.max(F.col("is_reauth").cast("int")).over(Window.partitionBy("node_id", "_key"))
     software_reauth = F.max(F.col("is_reauth").cast("int")).over(
@@ -276,6 +391,24 @@ def _finish(
         .when(has_software & (software_reauth == 1), F.lit("observed_same_software"))
         .when(F.col("capability_by_software").isNotNull(), F.lit("capability_table"))
     )
+    return {"supports_reauth": supports, "supports_reauth_source": supports_source}
+
+
+def _lifetime() -> dict[str, Column]:
+    """``lifetime_ms`` (long, ms; null = no expiry or unknown) and ``lifetime_source``
+    (string) of a session.
+
+    Precedence: the ``Authentication complete; session max lifetime`` line's value (Kafka's
+    min of ``connections.max.reauth.ms`` and the credential's remaining lifetime,
+    ``SaslServerAuthenticator.ReauthInfo``; 0 = no expiry), 'session_lifetime_line'; a
+    continued session's previous value and source; null for PLAINTEXT / SSL ('not_sasl') or
+    an unknown protocol ('unknown'); else the configured ``connections.max.reauth.ms``
+    (0 = no expiry) and its source.
+
+    Input columns: sent_session_lifetime_ms, _prev_life, configured_max_reauth_ms (long, ms),
+    _prev_source, security_protocol, configured_source (string).
+    """
+    not_sasl = F.col("security_protocol").isin(*NOT_SASL)
     sent = F.col("sent_session_lifetime_ms")
     configured = F.col("configured_max_reauth_ms")
     lifetime = (
@@ -292,35 +425,66 @@ def _finish(
         .when(F.col("security_protocol").isNull(), F.lit("unknown"))
         .otherwise(F.col("configured_source"))
     )
-    staged = with_cap.withColumns(
+    return {"lifetime_ms": lifetime, "lifetime_source": lifetime_source}
+
+
+def _with_support_and_lifetime(with_cap: DataFrame) -> DataFrame:
+    """Add supports_reauth (boolean), supports_reauth_source (string) (:func:`_reauth_support`),
+    lifetime_ms (long, ms), lifetime_source (string) (:func:`_lifetime`) and last_activity
+    (timestamp, UTC: the latest of the connection's last request, the session's start, kill
+    and failed re-authentication), plus the helpers _prev_life (long, ms) and _prev_source
+    (string).
+
+    Input: :func:`_with_inherited_mechanism` rows after ``with_configured_max_reauth`` and
+    ``with_software_capability`` (``transforms.gold.kip368_reauth.config``).
+    """
+    return with_cap.withColumns(
         {
             "_prev_life": F.col("_prev_lifetime"),
             "_prev_source": F.col("_prev_lifetime_source"),
         }
     ).withColumns(
         {
-            "supports_reauth": supports,
-            "supports_reauth_source": supports_source,
-            "lifetime_ms": lifetime,
-            "lifetime_source": lifetime_source,
+            **_reauth_support(),
+            **_lifetime(),
             "last_activity": F.greatest("last_request_ts", "start_ts", "kill_ts", "failed_ts"),
         }
     )
+
+
+def _with_window_end(staged: DataFrame, as_of: datetime | None) -> DataFrame:
+    """Add ``_end`` (timestamp, UTC): the end of the evidence, ``as_of``; None = the latest
+    last_activity (timestamp, UTC) of all rows, cross-joined as a one-row broadcast."""
     if as_of is not None:
-        staged = staged.withColumn("_end", F.lit(as_of).cast("timestamp"))
-    else:  # the latest activity in the data, as a one-row broadcast
-        latest = staged.agg(F.max("last_activity").alias("_end"))
-        staged = staged.crossJoin(F.broadcast(latest))
+        return staged.withColumn("_end", F.lit(as_of).cast("timestamp"))
+    # the latest activity in the data, as a one-row broadcast
+    latest = staged.agg(F.max("last_activity").alias("_end"))
+    return staged.crossJoin(F.broadcast(latest))
+
+
+def _outcome(idle_ms: int) -> Column:
+    """How a session ended (string, ``schemas.reauth_sessions.OUTCOMES``), KIP-368 as built
+    (``kafka.network.Processor``, ``SaslServerAuthenticator``): 'killed' (kill_ts),
+    'failed_reauth' (failed_ts), 'reauthenticated' (_next_start), else 'open_at_window_end'
+    when last_activity is less than ``idle_ms`` (ms, ``connections.max.idle.ms``) before
+    _end, else 'closed' (the broker closes connections idle that long).
+
+    Input columns: kill_ts, failed_ts, _next_start, last_activity, _end (timestamp, UTC).
+    """
     open_at_end = millis_between(F.col("_end"), F.col("last_activity")) < idle_ms
-    outcome = (
+    return (
         F.when(F.col("kill_ts").isNotNull(), F.lit("killed"))
         .when(F.col("failed_ts").isNotNull(), F.lit("failed_reauth"))
         .when(F.col("_next_start").isNotNull(), F.lit("reauthenticated"))
         .when(open_at_end, F.lit("open_at_window_end"))
         .otherwise(F.lit("closed"))
     )
-    outcome_ts = F.coalesce("kill_ts", "failed_ts", "_next_start")
-    session_id = F.sha2(
+
+
+def _session_id() -> Column:
+    """session_id (string): sha2-256 hex of node_id, _key and start_ts (timestamp, UTC) -
+    deterministic, so a re-run gives the same id."""
+    return F.sha2(
         F.concat_ws(
             "\u001f",
             F.coalesce(F.col("node_id"), F.lit("")),
@@ -329,9 +493,22 @@ def _finish(
         ),
         256,
     )
+
+
+def _session_seq() -> Column:
+    """session_seq (int): 1 = the connection's first authentication, n = after n - 1
+    re-authentications (KIP-368); a connection continued from the previous run counts on
+    from its session's _prev_seq (int). Input columns: node_id, _key (string), _n (long),
+    _prev_seq (int)."""
     base = F.max("_prev_seq").over(Window.partitionBy("node_id", "_key"))
-    seq = F.coalesce(base + F.col("_n") - 1, F.col("_n")).cast("int")
-    evidence = F.array_sort(
+    return F.coalesce(base + F.col("_n") - 1, F.col("_n")).cast("int")
+
+
+def _session_evidence() -> Column:
+    """evidence (array of positions, sorted): the session's start lines, its end lines and
+    the next session's start lines (the re-authentication that ended it). Input columns:
+    evidence, _end_evidence, _next_evidence (arrays of positions)."""
+    return F.array_sort(
         F.array_compact(
             F.concat(
                 F.coalesce("evidence", F.array()),
@@ -340,14 +517,29 @@ def _finish(
             )
         )
     )
+
+
+def _session_rows(staged: DataFrame, *, idle_ms: int, run_id: str) -> DataFrame:
+    """The rows of ``schemas.reauth_sessions.REAUTH_SESSIONS``, its columns cast to its types.
+
+    expiry_ts = start_ts + lifetime_ms (timestamp, UTC; KIP-368: the session expires
+    ``connections.max.reauth.ms`` or the credential's lifetime after its authentication); the
+    re-authentication that ended the session is the next session's (_next_begin,
+    _next_start, _next_latency: ms); outcome per :func:`_outcome` (``idle_ms``: ms),
+    outcome_ts (timestamp, UTC: its kill, failure or re-authentication, null when open or
+    closed); activity_date (date, UTC) of the session's first evidence in this run.
+
+    Input: :func:`_with_window_end` rows.
+    """
+    outcome_ts = F.coalesce("kill_ts", "failed_ts", "_next_start")
     first_here = F.when(
         F.col("start_source") == "previous_run", F.col("first_request_ts")
     ).otherwise(F.col("start_ts"))
     result = staged.select(
-        session_id.alias("session_id"),
+        _session_id().alias("session_id"),
         F.col("node_id").alias("broker_id"),
         "connection_id",
-        seq.alias("session_seq"),
+        _session_seq().alias("session_seq"),
         "listener",
         "security_protocol",
         "mechanism",
@@ -367,12 +559,12 @@ def _finish(
         F.col("_next_begin").alias("reauth_start_ts"),
         F.col("_next_start").alias("reauth_end_ts"),
         F.col("_next_latency").alias("latency_ms"),
-        outcome.alias("outcome"),
+        _outcome(idle_ms).alias("outcome"),
         outcome_ts.alias("outcome_ts"),
         "last_request_ts",
         "request_count",
         F.coalesce("connection_ambiguous", F.lit(False)).alias("connection_ambiguous"),
-        evidence.alias("evidence"),
+        _session_evidence().alias("evidence"),
         F.lit(run_id).alias("run_id"),
         F.to_date(first_here).alias("activity_date"),
     )
@@ -410,7 +602,7 @@ def replay(
 ) -> Replay:
     """The whole KIP-368 replay from silver: handshakes
     (``transforms.gold.kip368_reauth.replay.handshakes``),
-    kills (``transforms.gold.kip368_reauth.outputs.kills``) and sessions (:func:`sessions`) on the
+    kills (``transforms.gold.kip368_reauth.replay.kills``) and sessions (:func:`sessions`) on the
     connections of the request log.
 
     Args:

@@ -453,62 +453,153 @@ def replay_lifecycle(
     """
     if metadata_mode not in (None, te.MODE_ZOOKEEPER, te.MODE_KRAFT):
         raise ValueError(f"metadata_mode {metadata_mode!r} is not 'zookeeper' or 'kraft'")
-    c = F.col
     observations = token_observations(token_events)
     ids = fingerprint_ids(previous, observations)
     keyed = keyed_events(previous, lifecycle_events(token_events, tolerance_ms), ids, tolerance_ms)
+    grouped = _sorted_histories(keyed)
+    prev_mode = _previous_modes(previous, ids)
+    attrs = token_attributes(previous, observations, grouped.select("token_key"), ids)
+    rows = _token_rows(
+        attrs,
+        grouped,
+        prev_mode,
+        config,
+        run_metadata_mode(token_events, config),
+        as_of=as_of,
+        metadata_mode=metadata_mode,
+    )
+    return _finished(_folded(_with_issue_and_max(rows), tolerance_ms))
+
+
+def _sorted_histories(keyed: DataFrame) -> DataFrame:
+    """Each token's history as fold entries in log order.
+
+    Input: ``keyed_events`` rows (token_key, INPUT_FIELDS, in_run).
+    Output columns: token_key (string), _sorted (array of WORK_ENTRY: the token's entries
+    sorted by event_ts (UTC), source_path, line_number; the replayed fields null), _first,
+    _last (timestamp, UTC: the earliest and latest event_ts).
+    """
+    c = F.col
     working = F.struct(*[
         c(f.name) if f.name in (*INPUT_FIELDS, "in_run") else F.lit(None).alias(f.name)
         for f in WORK_ENTRY.fields
     ]).cast(WORK_ENTRY)  # fmt: skip
     sort_key = F.struct("event_ts", "source_path", "line_number", working.alias("e"))
-    grouped = keyed.groupBy("token_key").agg(
+    return keyed.groupBy("token_key").agg(
         F.transform(F.sort_array(F.collect_list(sort_key)), lambda x: x["e"]).alias("_sorted"),
         F.min("event_ts").alias("_first"),
         F.max("event_ts").alias("_last"),
     )
-    prev_mode = (
+
+
+def _previous_modes(previous: DataFrame, ids: DataFrame) -> DataFrame:
+    """The metadata mode each token's previous row was replayed in (its rules: ZooKeeper
+    ``DelegationTokenManagerZk`` or KRaft ``DelegationTokenControlManager``).
+
+    Input: TOKEN_LIFECYCLE rows; ``fingerprint_ids`` rows.
+    Output columns: token_key (string, ``with_token_key``), _prev_mode (string: 'zookeeper'
+    | 'kraft' | null).
+    """
+    return (
         with_token_key(previous.drop("token_key"), ids)
         .groupBy("token_key")
         .agg(F.max("metadata_mode").alias("_prev_mode"))
     )
-    attrs = token_attributes(previous, observations, grouped.select("token_key"), ids)
+
+
+def _token_rows(
+    attrs: DataFrame,
+    grouped: DataFrame,
+    prev_mode: DataFrame,
+    config: DataFrame,
+    run_mode: DataFrame,
+    *,
+    as_of: datetime | None,
+    metadata_mode: str | None,
+) -> DataFrame:
+    """One row per token: its attributes, its sorted history, the rules' configs and
+    metadata mode, and the time its state is judged at.
+
+    Input: ``token_attributes`` rows; :func:`_sorted_histories` rows; :func:`_previous_modes`
+    rows; one row of ``token_config``; one row of ``run_metadata_mode`` (_run_mode).
+    Output columns: the attributes (issue_ms, max_ms, expiry_ms: long, epoch ms; first_seen_ts,
+    last_seen_ts: timestamp, UTC; ...), _sorted, _first, _last, _prev_mode, the config columns,
+    _run_mode, _latest (timestamp, UTC: the latest event_ts of all histories), metadata_mode
+    (string: ``metadata_mode`` if forced, else _run_mode, else _prev_mode; it selects the
+    KIP-48 rules of ``DelegationTokenManagerZk`` or ``DelegationTokenControlManager``),
+    _as_of (timestamp, UTC: ``as_of``, else _latest, else the token's last_seen_ts).
+    """
+    c = F.col
     latest = grouped.agg(F.max("_last").alias("_latest"))
     end = F.lit(as_of).cast("timestamp") if as_of is not None else c("_latest")
-    rows = (
+    return (
         attrs.join(grouped, "token_key", "left")
         .join(prev_mode, "token_key", "left")
         .crossJoin(config)
-        .crossJoin(run_metadata_mode(token_events, config))
+        .crossJoin(run_mode)
         .crossJoin(latest)
         .withColumn("metadata_mode",
                     F.coalesce(F.lit(metadata_mode), c("_run_mode"), c("_prev_mode")))
         .withColumn("_as_of", F.coalesce(end, c("last_seen_ts")))
     )  # fmt: skip
-    sorted_entries = F.coalesce(c("_sorted"), F.array().cast(ArrayType(WORK_ENTRY, False)))
-    creates = F.filter(sorted_entries, lambda x: x["operation"] == te.OP_CREATE)
+
+
+def _sorted_entries() -> Column:
+    """The token's sorted history (array of WORK_ENTRY), empty when it has none (a token
+    known only from create / describe responses). Input column: _sorted."""
+    return F.coalesce(F.col("_sorted"), F.array().cast(ArrayType(WORK_ENTRY, False)))
+
+
+def _with_issue_and_max(rows: DataFrame) -> DataFrame:
+    """Set issue_ms and max_ms (long, epoch ms, UTC) from the token's first create.
+
+    KIP-48 ``createToken`` (``DelegationTokenManagerZk``, ``DelegationTokenControlManager``):
+    issue = the create's issue timestamp, else the known one, else the create line's time;
+    max = the create's max timestamp, else the known one, else issue +
+    ``delegation.token.max.lifetime.ms``.
+
+    Input: :func:`_token_rows` rows (_sorted, issue_ms, max_ms, max_lifetime_ms).
+    Output: the input columns plus _fc (WORK_ENTRY: the first create entry, null without
+    one), issue_ms and max_ms replaced.
+    """
+    c = F.col
+    creates = F.filter(_sorted_entries(), lambda x: x["operation"] == te.OP_CREATE)
     rows = rows.withColumn("_fc", F.try_element_at(creates, F.lit(1)))
     first_create = c("_fc")
     issue = F.coalesce(first_create["observed_issue_ms"], c("issue_ms"),
                        F.unix_millis(first_create["event_ts"]))  # fmt: skip
-    rows = rows.withColumn("issue_ms", issue).withColumn(
+    return rows.withColumn("issue_ms", issue).withColumn(
         "max_ms",
         F.coalesce(
             first_create["observed_max_ms"], c("max_ms"), c("issue_ms") + c("max_lifetime_ms")
         ),
     )
+
+
+def _folded(rows: DataFrame, tolerance_ms: int) -> DataFrame:
+    """Replay each token's state transitions over its sorted history (a fold with Spark's
+    ``aggregate``, no UDF): create / renew / expire / sweep as ``createToken``,
+    ``renewToken``, ``expireToken``, ``expireTokens`` apply them (KIP-48;
+    ``DelegationTokenManagerZk``, ``DelegationTokenControlManager``), see :func:`_step`.
+
+    Input: :func:`_with_issue_and_max` rows.
+    Output: the input columns, _sorted (array of WORK_ENTRY) with expected_expiry_ms (long,
+    epoch ms) set, plus _acc (struct: expiry_ms (long, epoch ms), removed (boolean), ended_by
+    (string: 'sweep' | 'expire'), ended_ms (long, epoch ms), expire_requested (boolean),
+    renew_count (int), entries (array of WORK_ENTRY: the replayed history)).
+    """
+    c = F.col
     # The rule's expiry depends on the entry and the token only: computed before the fold.
-    rows = rows.withColumn("_sorted", F.transform(sorted_entries, _with_expected_expiry))
+    rows = rows.withColumn("_sorted", F.transform(_sorted_entries(), _with_expected_expiry))
     zero = F.struct(
         F.lit(None).cast("long").alias("expiry_ms"), F.lit(False).alias("removed"),
         F.lit(None).cast("string").alias("ended_by"), F.lit(None).cast("long").alias("ended_ms"),
         F.lit(False).alias("expire_requested"), F.lit(0).alias("renew_count"),
         F.array().cast(ArrayType(WORK_ENTRY, False)).alias("entries"),
     )  # fmt: skip
-    folded = rows.withColumn(
+    return rows.withColumn(
         "_acc", F.aggregate(c("_sorted"), zero, lambda a, e: _step(a, e, tolerance_ms))
     )
-    return _finished(folded)
 
 
 def _finished(folded: DataFrame) -> DataFrame:
