@@ -30,6 +30,9 @@ mechanism only where the exception message names it; the no-reauth, kill and lat
 metrics belong to a connection, whose listener is its port's. Unambiguous by construction:
 one client address per client, at least ``OUTCOME_GAP_MS`` between two authentication
 outcomes on one broker (a handshake's DEBUG lines are never interleaved with another's).
+
+The events (connections, re-authentications, kills, strangers) are planned in
+``connections``, which the request area shares.
 """
 
 from __future__ import annotations
@@ -37,32 +40,19 @@ from __future__ import annotations
 import heapq
 import random
 import time
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jobs.simulator.base import Client, LogLine, Node, Truth, World
-from jobs.simulator.requests import request_message
-from jobs.simulator.world import (
-    LISTENERS,
-    connection_id,
-    network_thread,
-    reauth_capable,
-    socket_server_prefix,
-    version_tuple,
-)
+from jobs.simulator.connections import Event, plan
+from jobs.simulator.requests import client_request_message
+from jobs.simulator.shared import REQUEST_LOGGER, version_tuple
+from jobs.simulator.world import LISTENERS, network_thread, reauth_capable, socket_server_prefix
 
 SELECTOR = "org.apache.kafka.common.network.Selector"
 PROCESSOR = "kafka.network.Processor"
 SASL_SERVER = "org.apache.kafka.common.security.authenticator.SaslServerAuthenticator"
 STRANGER_PREFIX = "10.9.9."
-#: Failed authentication attempts of strangers per broker and hour.
-FAILURES_PER_HOUR = 6
-REAUTH_FAILURE_ODDS = 0.05
-#: Minimum distance between two authentication outcomes on one broker (ms); a handshake's
-#: DEBUG lines come at most MAX_LATENCY_MS before its outcome.
-OUTCOME_GAP_MS = 60
-MAX_LATENCY_MS = 45
 #: ``[rules.reauth] failed_reauth_threshold`` default: failed re-authentications from one
 #: address on one broker in a UTC day that make a finding.
 FAILED_REAUTH_THRESHOLD = 3
@@ -92,117 +82,6 @@ def java_date(ts_ms: int) -> str:
 
 
 @dataclass
-class Segment:
-    """One connection of a client to a broker: usable for requests in [start_ms, usable_ms)."""
-
-    index: int
-    port: int
-    start_ms: int
-    usable_ms: int
-
-
-@dataclass
-class Pair:
-    """A client's connections to one broker."""
-
-    client: Client
-    client_index: int
-    broker: Node
-    listener: str
-    segments: list[Segment] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Event:
-    """One planned authentication event."""
-
-    ts: int
-    kind: str  # 'connect' | 'reauth_ok' | 'reauth_failed' | 'kill' | 'stranger'
-    broker: Node
-    pair: Pair | None
-    segment: Segment | None
-    latency_ms: int = 0
-
-
-def listener_of(client_index: int) -> str:
-    """Every third client uses the non-expiring INTERNAL listener."""
-    return "INTERNAL" if client_index % 3 == 2 else "EXTERNAL"
-
-
-def plan(world: World) -> tuple[list[Event], dict[tuple[int, int], Pair]]:
-    """The authentication events of every broker, in time order, and each (client index,
-    broker index) pair's connections; computed once per world (``world.settings``) so that
-    the request area sends on the same connections."""
-    cached = world.settings.get("auth_plan")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    rng = world.rng("auth-plan")
-    heap: list[tuple[int, int, str, int, Pair | None]] = []
-    pairs: dict[tuple[int, int], Pair] = {}
-    seq = 0
-    for b, broker in enumerate(world.brokers):
-        for c, client in enumerate(world.clients):
-            new = Pair(client, c, broker, listener_of(c))
-            pairs[(c, b)] = new
-            heap.append((world.start_ms + rng.randrange(1, 240_000), seq, "connect", b, new))
-            seq += 1
-        for hour in range(int((world.end_ms - world.start_ms) / 3_600_000) + 1):
-            for _ in range(FAILURES_PER_HOUR):
-                ts = world.start_ms + hour * 3_600_000 + rng.randrange(0, 3_600_000)
-                heap.append((ts, seq, "stranger", b, None))
-                seq += 1
-    heapq.heapify(heap)
-    last: dict[int, int] = defaultdict(lambda: -(10**15))
-    events: list[Event] = []
-    while heap:
-        ts, _, kind, b, pair = heapq.heappop(heap)
-        if ts >= world.end_ms:
-            continue
-        if ts - last[b] < OUTCOME_GAP_MS:
-            heapq.heappush(heap, (last[b] + OUTCOME_GAP_MS, seq, kind, b, pair))
-            seq += 1
-            continue
-        last[b] = ts
-        broker = world.brokers[b]
-        if pair is None:
-            events.append(Event(ts, "stranger", broker, None, None))
-            continue
-        reauth_ms = LISTENERS[pair.listener][2]
-        capable = reauth_capable(pair.client) is True
-        follow: tuple[int, str] | None = None
-        if kind == "connect":
-            index = len(pair.segments)
-            segment = Segment(index, 40000 + pair.client_index * 97 + b * 7 + index, ts,
-                              world.end_ms)  # fmt: skip
-            pair.segments.append(segment)
-            events.append(Event(ts, "connect", broker, pair, segment))
-            if reauth_ms > 0 and capable:
-                follow = (ts + int(reauth_ms * rng.uniform(0.85, 0.95)), "reauth")
-            elif reauth_ms > 0:
-                segment.usable_ms = ts + reauth_ms  # requests after expiry are refused
-                follow = (ts + reauth_ms + rng.randrange(1, 60_000), "kill")
-        elif kind == "reauth":
-            segment = pair.segments[-1]
-            latency = rng.randrange(3, MAX_LATENCY_MS)
-            if rng.random() < REAUTH_FAILURE_ODDS:
-                segment.usable_ms = ts
-                events.append(Event(ts, "reauth_failed", broker, pair, segment, latency))
-                follow = (ts + rng.randrange(200, 2_000), "connect")
-            else:
-                events.append(Event(ts, "reauth_ok", broker, pair, segment, latency))
-                follow = (ts + int(reauth_ms * rng.uniform(0.85, 0.95)), "reauth")
-        else:  # kill
-            segment = pair.segments[-1]
-            events.append(Event(ts, "kill", broker, pair, segment))
-            follow = (ts + rng.randrange(100, 1_000), "connect")
-        if follow is not None:
-            heapq.heappush(heap, (follow[0], seq, follow[1], b, pair))
-            seq += 1
-    world.settings["auth_plan"] = (events, pairs)
-    return events, pairs
-
-
-@dataclass
 class _Findings:
     """Facts of the KIP-368 findings, accumulated while the lines are produced."""
 
@@ -210,6 +89,35 @@ class _Findings:
     no_reauth: dict[tuple[str, str, str], list[object]] = field(default_factory=dict)
     # (ip, node, date) -> [count, first, last, tags]
     failed: dict[tuple[str, str, str], list[object]] = field(default_factory=dict)
+
+    @staticmethod
+    def _software_key(client: Client, listener: str) -> tuple[str, str, str]:
+        return (client.principal, listener,
+                f"{client.software_name}/{client.software_version}")  # fmt: skip
+
+    def no_reauth_session(self, client: Client, listener: str, ts: int, node_id: str,
+                          tag: str) -> None:  # fmt: skip
+        """A session of a client that cannot re-authenticate on an expiring listener; its
+        outcome line (``tag``) and session-lifetime line are evidence."""
+        key = self._software_key(client, listener)
+        entry = self.no_reauth.setdefault(key, [0, ts, ts, node_id, []])
+        entry[0] = int(entry[0]) + 1  # type: ignore[call-overload]
+        entry[2] = ts
+        entry[3] = min(str(entry[3]), node_id)
+        entry[4].extend((tag, f"{tag}:life"))  # type: ignore[attr-defined]
+
+    def no_reauth_end(self, client: Client, listener: str, tag: str) -> None:
+        """The kill that ends such a session is evidence too."""
+        key = self._software_key(client, listener)
+        self.no_reauth[key][4].append(tag)  # type: ignore[attr-defined]
+
+    def failed_reauth(self, address: str, node_id: str, ts: int, tag: str) -> None:
+        """A failed re-authentication from ``address`` on the broker ``node_id``."""
+        day = time.strftime("%Y-%m-%d", time.gmtime(ts // 1000))
+        entry = self.failed.setdefault((address, node_id, day), [0, ts, ts, []])
+        entry[0] = int(entry[0]) + 1  # type: ignore[call-overload]
+        entry[2] = ts
+        entry[3].append(tag)  # type: ignore[attr-defined]
 
 
 class AuthArea:
@@ -236,7 +144,7 @@ class AuthArea:
                 yield _stranger(event.ts, event.broker, rng, truth)
                 continue
             serial += 1
-            for line in self._event(event, rng, truth, findings, f"auth:{serial}"):
+            for line in _EventLines(event, rng, truth, findings, f"auth:{serial}").lines():
                 if line.stream == "request":
                     heapq.heappush(pending, (line.ts_ms, serial, line))
                 else:
@@ -245,98 +153,114 @@ class AuthArea:
             yield heapq.heappop(pending)[2]
         _report(truth, findings)
 
-    def _event(self, event: Event, rng: random.Random, truth: Truth, findings: _Findings,
-               tag: str) -> list[LogLine]:  # fmt: skip
-        pair, segment, broker, ts = event.pair, event.segment, event.broker, event.ts
+
+class _EventLines:
+    """The lines of one event of a client's connection (all but ``stranger``) and what they
+    tell the truth; ``tag`` (and ``tag:life``) mark the evidence lines."""
+
+    def __init__(self, event: Event, rng: random.Random, truth: Truth, findings: _Findings,
+                 tag: str) -> None:  # fmt: skip
+        pair, segment, broker = event.pair, event.segment, event.broker
         assert pair is not None and segment is not None
-        client, node_id = pair.client, broker.node_id
-        thread = network_thread(pair.listener, pair.client_index % 3)
-        shown = pair.listener if broker.layout == "strimzi" else None
-        prefix = socket_server_prefix(broker)
-        channel = connection_id(broker, pair.listener, client, segment.port, segment.index)
-        reauth_ms = LISTENERS[pair.listener][2]
-        capable = reauth_capable(client)
+        self.event, self.pair, self.broker, self.client = event, pair, broker, pair.client
+        self.rng, self.truth, self.findings, self.tag = rng, truth, findings, tag
+        self.thread = network_thread(pair.listener, pair.client_index % 3)
+        self.shown = pair.listener if broker.layout == "strimzi" else None
+        self.prefix = socket_server_prefix(broker)
+        self.channel = pair.connection(segment)
+        self.reauth_ms = LISTENERS[pair.listener][2]
+        self.capable = reauth_capable(pair.client)
 
-        def line(at: int, level: str, logger: str, message: str, *, keep: bool = False,
-                 line_tag: str | None = None) -> LogLine:  # fmt: skip
-            return LogLine(at, broker.name, "server", level, logger, message, thread,
-                           line_tag, keep)  # fmt: skip
+    def line(self, at: int, level: str, logger: str, message: str, *, keep: bool = False,
+             line_tag: str | None = None) -> LogLine:  # fmt: skip
+        """A ``server`` line of the broker, on the connection's network thread."""
+        return LogLine(at, self.broker.name, "server", level, logger, message, self.thread,
+                       line_tag, keep)  # fmt: skip
 
-        if event.kind == "kill":
-            truth.metric_event("expired-connections-killed-count", ts, node_id,
-                               listener=pair.listener)  # fmt: skip
-            header = (
-                f"RequestHeader(apiKey=FETCH, apiVersion=12, clientId={client.client_id}, "
-                f"correlationId={rng.randrange(1000, 100000)}, headerVersion=2)"
-            )
-            message = (
-                "Disconnecting expired channel: org.apache.kafka.common.network.KafkaChannel@"
-                f"{rng.randrange(1 << 28, 1 << 31):x} id={channel} : {header}"
-            )
-            if capable is False:  # the session's end is evidence of the no-reauth finding
-                key = (client.principal, pair.listener,
-                       f"{client.software_name}/{client.software_version}")  # fmt: skip
-                findings.no_reauth[key][4].append(tag)  # type: ignore[attr-defined]
-            return [line(ts, "DEBUG", PROCESSOR, message, line_tag=tag)]
-        handshake = self._handshake(event, reauth_ms, rng)
+    def lines(self) -> list[LogLine]:
+        """The kill line, or the handshake's DEBUG lines and the outcome."""
+        kind = self.event.kind
+        if kind == "kill":
+            return [self._kill()]
+        life = f"{self.tag}:life"  # the session-lifetime line's tag
         lines = [
-            line(
-                at, "DEBUG", SASL_SERVER, text, keep=True, line_tag=f"{tag}:life" if life else None
-            )
-            for at, text, life in handshake
+            self.line(at, "DEBUG", SASL_SERVER, text, keep=True, line_tag=life if is_life else None)
+            for at, text, is_life in self._handshake()
         ]
-        if event.kind == "connect":
-            truth.metric_event("successful-authentication", ts, node_id, listener=shown)
-            if capable is False:
-                truth.metric_event("successful-authentication-no-reauth", ts, node_id,
-                                   listener=pair.listener, mechanism=client.mechanism)  # fmt: skip
-            if capable is False and reauth_ms > 0:
-                key = (client.principal, pair.listener,
-                       f"{client.software_name}/{client.software_version}")  # fmt: skip
-                entry = findings.no_reauth.setdefault(key, [0, ts, ts, node_id, []])
-                entry[0] = int(entry[0]) + 1  # type: ignore[call-overload]
-                entry[2] = ts
-                entry[3] = min(str(entry[3]), node_id)
-                entry[4].extend((tag, f"{tag}:life"))  # type: ignore[attr-defined]
-            message = f"{prefix}Successfully authenticated with /{client.address}"
-            lines.append(line(ts, "DEBUG", SELECTOR, message, line_tag=tag))
-            first = ts + rng.randrange(5, 40)
-            text = request_message(broker, client, pair.listener, channel, api=3,
-                                   correlation=rng.randrange(1, 50), topic="orders", size=0,
-                                   total_ms=0.4)  # fmt: skip
-            lines.append(LogLine(first, broker.name, "request", "DEBUG", "kafka.request.logger",
-                                 text, "data-plane-kafka-request-handler-1"))  # fmt: skip
-            return lines
-        if event.kind == "reauth_ok":
-            truth.metric_event("successful-reauthentication", ts, node_id, listener=shown)
-            truth.metric_event("reauthentication-latency", ts, node_id,
-                               listener=pair.listener, mechanism=client.mechanism,
-                               value=float(event.latency_ms))  # fmt: skip
-            message = f"{prefix}Successfully re-authenticated with /{client.address}"
-            lines.append(line(ts, "DEBUG", SELECTOR, message))
-            return lines
-        # reauth_failed
-        truth.metric_event("failed-reauthentication", ts, node_id, listener=shown,
-                           mechanism=named_mechanism(client.mechanism))  # fmt: skip
+        if kind == "connect":
+            return lines + self._connected()
+        if kind == "reauth_ok":
+            return lines + self._reauthenticated()
+        return lines + self._reauth_failed()
+
+    def _kill(self) -> LogLine:
+        """``Processor``'s DEBUG for the first request after the session expired."""
+        pair, client, ts, rng = self.pair, self.client, self.event.ts, self.rng
+        self.truth.metric_event("expired-connections-killed-count", ts, self.broker.node_id,
+                                listener=pair.listener)  # fmt: skip
+        header = (
+            f"RequestHeader(apiKey=FETCH, apiVersion=12, clientId={client.client_id}, "
+            f"correlationId={rng.randrange(1000, 100000)}, headerVersion=2)"
+        )
+        message = (
+            "Disconnecting expired channel: org.apache.kafka.common.network.KafkaChannel@"
+            f"{rng.randrange(1 << 28, 1 << 31):x} id={self.channel} : {header}"
+        )
+        if self.capable is False:  # the session's end is evidence of the no-reauth finding
+            self.findings.no_reauth_end(client, pair.listener, self.tag)
+        return self.line(ts, "DEBUG", PROCESSOR, message, line_tag=self.tag)
+
+    def _connected(self) -> list[LogLine]:
+        """``Successfully authenticated`` and the client's first request (Metadata)."""
+        pair, client, broker, ts = self.pair, self.client, self.broker, self.event.ts
+        node_id = broker.node_id
+        self.truth.metric_event("successful-authentication", ts, node_id, listener=self.shown)
+        if self.capable is False:
+            self.truth.metric_event("successful-authentication-no-reauth", ts, node_id,
+                                    listener=pair.listener,
+                                    mechanism=client.mechanism)  # fmt: skip
+        if self.capable is False and self.reauth_ms > 0:
+            self.findings.no_reauth_session(client, pair.listener, ts, node_id, self.tag)
+        message = f"{self.prefix}Successfully authenticated with /{client.address}"
+        outcome = self.line(ts, "DEBUG", SELECTOR, message, line_tag=self.tag)
+        first = ts + self.rng.randrange(5, 40)
+        text = client_request_message(broker, client, pair.listener, self.channel, api=3,
+                                      correlation=self.rng.randrange(1, 50), topic="orders",
+                                      size=0, total_ms=0.4)  # fmt: skip
+        request = LogLine(first, broker.name, "request", "DEBUG", REQUEST_LOGGER, text,
+                          "data-plane-kafka-request-handler-1")  # fmt: skip
+        return [outcome, request]
+
+    def _reauthenticated(self) -> list[LogLine]:
+        """``Successfully re-authenticated`` and its latency."""
+        ts, node_id, client = self.event.ts, self.broker.node_id, self.client
+        self.truth.metric_event("successful-reauthentication", ts, node_id, listener=self.shown)
+        self.truth.metric_event("reauthentication-latency", ts, node_id,
+                                listener=self.pair.listener, mechanism=client.mechanism,
+                                value=float(self.event.latency_ms))  # fmt: skip
+        message = f"{self.prefix}Successfully re-authenticated with /{client.address}"
+        return [self.line(ts, "DEBUG", SELECTOR, message)]
+
+    def _reauth_failed(self) -> list[LogLine]:
+        """``Failed re-authentication`` (with the channel id from 3.2, KAFKA-13539)."""
+        ts, broker, client = self.event.ts, self.broker, self.client
+        self.truth.metric_event("failed-reauthentication", ts, broker.node_id,
+                                listener=self.shown,
+                                mechanism=named_mechanism(client.mechanism))  # fmt: skip
         desc = f"/{client.address}"
         if version_tuple(broker.kafka_version) >= (3, 2):
-            desc += f" (channelId={channel})"
+            desc += f" (channelId={self.channel})"
         reason = failure_message(client.mechanism, reauth=True)
-        message = f"{prefix}Failed re-authentication with {desc} ({reason})"
-        lines.append(line(ts, "INFO", SELECTOR, message, line_tag=tag))
-        day = time.strftime("%Y-%m-%d", time.gmtime(ts // 1000))
-        entry = findings.failed.setdefault((client.address, node_id, day), [0, ts, ts, []])
-        entry[0] = int(entry[0]) + 1  # type: ignore[call-overload]
-        entry[2] = ts
-        entry[3].append(tag)  # type: ignore[attr-defined]
-        return lines
+        message = f"{self.prefix}Failed re-authentication with {desc} ({reason})"
+        out = self.line(ts, "INFO", SELECTOR, message, line_tag=self.tag)
+        self.findings.failed_reauth(client.address, broker.node_id, ts, self.tag)
+        return [out]
 
-    @staticmethod
-    def _handshake(event: Event, reauth_ms: int, rng: random.Random) -> list[tuple[int, str, bool]]:
+    def _handshake(self) -> list[tuple[int, str, bool]]:
         """The ``SaslServerAuthenticator`` DEBUG lines before the outcome: (ts, message,
         whether it is the session-lifetime line)."""
-        assert event.pair is not None
-        mechanism = event.pair.client.mechanism
+        event, reauth_ms, rng = self.event, self.reauth_ms, self.rng
+        mechanism = self.client.mechanism
         ts = event.ts
         lines: list[tuple[int, str, bool]] = []
         begin = ts - (event.latency_ms or rng.randrange(2, 10))

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jobs.simulator.base import Client, LogLine, Node, Truth, World
-from jobs.simulator.world import SUPER_USER, version_tuple
+from jobs.simulator.shared import version_tuple
+from jobs.simulator.world import SUPER_USER
 
 AUTHORIZER_LOGGER = "kafka.authorizer.logger"
 KIP = "KIP-801"

@@ -33,7 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from jobs.simulator.base import LogLine, Node, Truth, World
-from jobs.simulator.forwarding import Findings, node_ip, ordered, poisson_times, version_tuple
+from jobs.simulator.forwarding import Findings, node_ip, ordered, poisson_times
+from jobs.simulator.shared import version_tuple
 
 HERDER = "org.apache.kafka.connect.runtime.distributed.DistributedHerder"
 REST_SERVER = "org.apache.kafka.connect.runtime.rest.RestServer"

@@ -26,8 +26,9 @@ What it simulates (docs/generator-areas.md):
 Only KRaft brokers (``process.roles`` names ``broker``) take part; the everyday decisions of
 clients (``DefaultAllow``, denial bursts) belong to the authorizer area.
 
-Also holds the helpers the three areas of brief F share (request-log rendering, connection
-ids, finding ids and the time-ordered merge of line batches).
+Also holds the helpers the three areas of brief F share (finding ids, node addresses and the
+time-ordered merge of line batches); request-log rendering, connection ids and version
+comparisons are in ``shared``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ import base64
 import hashlib
 import heapq
 import ipaddress
-import json
 import random
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -44,8 +44,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobs.simulator.base import LogLine, Node, Truth, World
+from jobs.simulator.shared import (
+    REQUEST_LOGGER,
+    Conn,
+    connection_id,
+    json_request_message,
+    request_header,
+)
 
-REQUEST_LOGGER = "kafka.request.logger"
 AUTHORIZER_LOGGER = "kafka.authorizer.logger"
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 STANDARD_AUTHORIZER_DATA = "org.apache.kafka.metadata.authorizer.StandardAuthorizerData"
@@ -61,20 +67,6 @@ KIP_590, KIP_801 = "KIP-590", "KIP-801"
 # --------------------------------------------------------------------------------------------
 # Helpers shared by the areas of this brief (tokens, forwarding, connect).
 # --------------------------------------------------------------------------------------------
-
-
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``'3.9.0'`` -> ``(3, 9, 0)``; non-numeric parts end the tuple (``'4.0.0-rc1'`` ->
-    ``(4, 0)``); an unparseable version gives ``(4, 0)`` (the newest formats)."""
-    parts: list[int] = []
-    for piece in version.split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits or digits != piece:
-            if digits and piece.startswith(digits):
-                parts.append(int(digits))
-            break
-        parts.append(int(digits))
-    return tuple(parts) if parts else (4, 0)
 
 
 def is_kraft(world: World) -> bool:
@@ -102,83 +94,6 @@ def kraft_brokers(world: World) -> list[Node]:
     if not is_kraft(world):
         return []
     return [b for b in world.brokers if "broker" in b.properties.get("process.roles", "")]
-
-
-def connection_id(
-    local: tuple[str, int], remote: tuple[str, int], index: int, kafka_version: str
-) -> str:
-    """``SocketServer`` connection id: ``localIp:port-remoteIp:port-index`` up to 3.9,
-    ``...-processorId-index`` from 4.0 (KAFKA-17776)."""
-    head = f"{local[0]}:{local[1]}-{remote[0]}:{remote[1]}"
-    if version_tuple(kafka_version) >= (4, 0):
-        return f"{head}-{index % 3}-{index}"
-    return f"{head}-{index}"
-
-
-def compact(value: Any) -> str:
-    """Jackson's compact JSON (key order kept)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class Conn:
-    """Who sent a request and over which connection (the request log's tail fields)."""
-
-    connection: str
-    principal: str
-    listener: str
-    protocol: str
-    software: tuple[str, str] = ("apache-kafka-java", "3.9.0")
-
-
-def request_message(
-    header: dict[str, Any],
-    request: Any,
-    response: Any,
-    conn: Conn,
-    *,
-    forwarded: bool = False,
-    total_ms: float = 2.0,
-    remote_ms: float = 0.0,
-) -> str:
-    """A 2.8+ ``Completed request:`` message (KIP-673 JSON, ``RequestConvertToJson`` key
-    order); times in ms."""
-    local = round(max(total_ms - remote_ms - 0.3, 0.05), 3)
-    body = {
-        "isForwarded": forwarded,
-        "requestHeader": header,
-        "request": request,
-        "response": response,
-        "connection": conn.connection,
-        "totalTimeMs": round(total_ms, 3),
-        "requestQueueTimeMs": 0.1,
-        "localTimeMs": local,
-        "remoteTimeMs": round(remote_ms, 3),
-        "throttleTimeMs": 0,
-        "responseQueueTimeMs": 0.1,
-        "sendTimeMs": 0.1,
-        "securityProtocol": conn.protocol,
-        "principal": conn.principal,
-        "listener": conn.listener,
-        "clientInformation": {
-            "softwareName": conn.software[0],
-            "softwareVersion": conn.software[1],
-        },
-    }
-    return "Completed request:" + compact(body)
-
-
-def request_header(
-    api_key: int, version: int, correlation: int, client_id: str, name: str
-) -> dict[str, Any]:
-    """``RequestHeaderDataJsonConverter`` output plus ``requestApiKeyName``."""
-    return {
-        "requestApiKey": api_key,
-        "requestApiVersion": version,
-        "correlationId": correlation,
-        "clientId": client_id,
-        "requestApiKeyName": name,
-    }
 
 
 def finding_id(rule_id: str, subject_type: str, subject: str, discriminator: str) -> str:
@@ -388,73 +303,80 @@ def _team_prefix(principal: str) -> str:
     return principal.split(":", 1)[1].replace("-admin", "-")
 
 
-def _api_body(api: str, topic: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A small request body and its success response, as the generated converters print."""
-    if api == "CREATE_TOPICS":
-        return (
+#: A request body and its success response, as the generated JSON converters print them.
+_Exchange = tuple[dict[str, Any], dict[str, Any]]
+
+
+def _create_topics(topic: str) -> _Exchange:
+    request = {
+        "topics": [
             {
-                "topics": [
-                    {
-                        "name": topic,
-                        "numPartitions": 6,
-                        "replicationFactor": 3,
-                        "assignments": [],
-                        "configs": [],
-                    }
-                ],
-                "timeoutMs": 30000,
-                "validateOnly": False,
-            },
+                "name": topic,
+                "numPartitions": 6,
+                "replicationFactor": 3,
+                "assignments": [],
+                "configs": [],
+            }
+        ],
+        "timeoutMs": 30000,
+        "validateOnly": False,
+    }
+    response = {
+        "throttleTimeMs": 0,
+        "topics": [
             {
-                "throttleTimeMs": 0,
-                "topics": [
-                    {
-                        "name": topic,
-                        "topicId": "AAAAAAAAAAAAAAAAAAAAAA",
-                        "errorCode": 0,
-                        "errorMessage": None,
-                    }
-                ],
-            },
-        )
-    if api == "DELETE_TOPICS":
-        return (
-            {"topics": [{"name": topic, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"}], "timeoutMs": 30000},
-            {"throttleTimeMs": 0, "responses": [{"name": topic, "errorCode": 0}]},
-        )
-    if api == "CREATE_PARTITIONS":
-        return (
+                "name": topic,
+                "topicId": "AAAAAAAAAAAAAAAAAAAAAA",
+                "errorCode": 0,
+                "errorMessage": None,
+            }
+        ],
+    }
+    return request, response
+
+
+def _delete_topics(topic: str) -> _Exchange:
+    return (
+        {"topics": [{"name": topic, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"}], "timeoutMs": 30000},
+        {"throttleTimeMs": 0, "responses": [{"name": topic, "errorCode": 0}]},
+    )
+
+
+def _create_partitions(topic: str) -> _Exchange:
+    return (
+        {
+            "topics": [{"name": topic, "count": 12, "assignments": None}],
+            "timeoutMs": 30000,
+            "validateOnly": False,
+        },
+        {
+            "throttleTimeMs": 0,
+            "results": [{"name": topic, "errorCode": 0, "errorMessage": None}],
+        },
+    )
+
+
+def _incremental_alter_configs(topic: str) -> _Exchange:
+    request = {
+        "resources": [
             {
-                "topics": [{"name": topic, "count": 12, "assignments": None}],
-                "timeoutMs": 30000,
-                "validateOnly": False,
-            },
-            {
-                "throttleTimeMs": 0,
-                "results": [{"name": topic, "errorCode": 0, "errorMessage": None}],
-            },
-        )
-    if api == "INCREMENTAL_ALTER_CONFIGS":
-        return (
-            {
-                "resources": [
-                    {
-                        "resourceType": 2,
-                        "resourceName": topic,
-                        "configs": [
-                            {"name": "retention.ms", "configOperation": 0, "value": "604800000"}
-                        ],
-                    }
-                ],
-                "validateOnly": False,
-            },
-            {
-                "throttleTimeMs": 0,
-                "responses": [
-                    {"errorCode": 0, "errorMessage": None, "resourceType": 2, "resourceName": topic}
-                ],
-            },
-        )
+                "resourceType": 2,
+                "resourceName": topic,
+                "configs": [{"name": "retention.ms", "configOperation": 0, "value": "604800000"}],
+            }
+        ],
+        "validateOnly": False,
+    }
+    response = {
+        "throttleTimeMs": 0,
+        "responses": [
+            {"errorCode": 0, "errorMessage": None, "resourceType": 2, "resourceName": topic}
+        ],
+    }
+    return request, response
+
+
+def _create_acls(topic: str) -> _Exchange:
     return (
         {
             "creations": [
@@ -471,6 +393,21 @@ def _api_body(api: str, topic: str) -> tuple[dict[str, Any], dict[str, Any]]:
         },
         {"throttleTimeMs": 0, "results": [{"errorCode": 0, "errorMessage": None}]},
     )
+
+
+_API_BODIES = {
+    "CREATE_TOPICS": _create_topics,
+    "DELETE_TOPICS": _delete_topics,
+    "CREATE_PARTITIONS": _create_partitions,
+    "INCREMENTAL_ALTER_CONFIGS": _incremental_alter_configs,
+    "CREATE_ACLS": _create_acls,
+}
+
+
+def _api_body(api: str, topic: str) -> _Exchange:
+    """A small request body of ``api`` (an ``ADMIN_APIS`` key; CreateAcls for any other) on
+    ``topic`` and its success response, as the generated converters print them."""
+    return _API_BODIES.get(api, _create_acls)(topic)
 
 
 def _with_error(response: dict[str, Any], code: int) -> dict[str, Any]:
@@ -529,6 +466,21 @@ class ForwardingArea:
         run = _ForwardingRun(self, world, truth)
         yield from ordered(run.batches())
         run.finish()
+
+
+@dataclass(frozen=True)
+class _AdminRequest:
+    """One admin request as the broker received it; ``response`` is the success answer."""
+
+    broker: Node
+    principal: str
+    api: str
+    resource: str
+    client_ip: str
+    header: dict[str, Any]
+    request: dict[str, Any]
+    response: dict[str, Any]
+    conn: Conn
 
 
 class _ForwardingRun:
@@ -746,53 +698,79 @@ class _ForwardingRun:
         timed_out: bool,
         not_controller: bool,
     ) -> list[LogLine]:
-        rng, world = self.rng, self.world
-        key, version, api_name, operation, rtype = ADMIN_APIS[api]
-        name = principal.split(":", 1)[1]
+        """An admin request to ``broker``, forwarded to the active controller: first, with
+        ``not_controller``, an ENVELOPE to the stale controller; then the broker's
+        REQUEST_TIMED_OUT line alone (``timed_out``), or the controller's decision and request
+        line and the broker's line when the answer is back. ``outside``: a team admin's topic
+        outside its prefix (denied)."""
+        request = self._admin_request(broker, principal, api, self._topic(principal, outside))
+        out: list[LogLine] = []
+        ts = t + 1
+        if not_controller and self.stale is not None:
+            out.append(
+                self._envelope_not_controller(ts, broker, self.stale, principal, request.client_ip)
+            )
+            ts += 40 + self.rng.randrange(60)
+        if timed_out:
+            out.append(self._timed_out(t, request))
+            return out
+        d_ts = ts + 1 + self.rng.randrange(3)
+        decision, allowed = self._authorize(d_ts, request, outside)
+        out.append(decision)
+        out += self._answered(t, d_ts, request, allowed)
+        return out
+
+    def _topic(self, principal: str, outside: bool) -> str:
+        """The topic of an admin request: a team admin's under its prefix (``shared-`` when
+        ``outside``), anyone else's among the platform topics."""
+        rng = self.rng
         if principal in TEAM_ADMINS:
             prefix = _team_prefix(principal)
             base = rng.choice(["orders", "events", "audit"])
-            topic = f"{'shared-' if outside else prefix}{base}-{rng.randrange(100)}"
-        else:
-            topic = f"{rng.choice(['payments', 'clicks', 'ledger'])}-{rng.randrange(100)}"
-        resource = CLUSTER_RESOURCE if rtype == "Cluster" else f"Topic:LITERAL:{topic}"
+            return f"{'shared-' if outside else prefix}{base}-{rng.randrange(100)}"
+        return f"{rng.choice(['payments', 'clicks', 'ledger'])}-{rng.randrange(100)}"
+
+    def _admin_request(self, broker: Node, principal: str, api: str, topic: str) -> _AdminRequest:
+        """The request as the broker receives it from the principal's admin client (one
+        address per principal), over a new connection."""
+        key, version, _, _, rtype = ADMIN_APIS[api]
+        name = principal.split(":", 1)[1]
         digest = sum(map(ord, name))
         client_ip = f"10.50.{1 + digest % 3}.{10 + digest % 200}"
-        client_id = f"adminclient-{name}"
-        correlation = self.next_correlation()
-        header = request_header(key, version, correlation, client_id, api)
+        header = request_header(key, version, self.next_correlation(), f"adminclient-{name}", api)
         request, response = _api_body(api, topic)
-        client_conn = Conn(
-            self.conn((node_ip(world, broker), 9093), client_ip, broker),
+        conn = Conn(
+            self.conn((node_ip(self.world, broker), 9093), client_ip, broker),
             principal,
             CLIENT_LISTENER,
             "SASL_SSL",
             ("apache-kafka-java", "3.7.1"),
         )
-        out: list[LogLine] = []
-        controller = self.active
-        c_ip = node_ip(world, controller)
-        ts = t + 1
-        if not_controller and self.stale is not None:
-            out.append(self._envelope_not_controller(ts, broker, self.stale, principal, client_ip))
-            ts += 40 + rng.randrange(60)
-        if timed_out:
-            failed = _with_error(response, 7)  # REQUEST_TIMED_OUT
-            b_ts = t + 30_000 + rng.randrange(50)
-            msg = request_message(
-                header, request, failed, client_conn, total_ms=30_000.0 + 3, remote_ms=30_000.0
-            )
-            out.append(self.line(b_ts, broker, "request", "DEBUG", REQUEST_LOGGER, msg, "broker"))
-            self.truth.metric_event(
-                "forwarded-requests",
-                b_ts,
-                broker.node_id,
-                listener=CLIENT_LISTENER,
-                principal=principal,
-                api_key_name=api,
-            )
-            return out
-        d_ts = ts + 1 + rng.randrange(3)
+        resource = CLUSTER_RESOURCE if rtype == "Cluster" else f"Topic:LITERAL:{topic}"
+        return _AdminRequest(broker, principal, api, resource, client_ip, header, request,
+                             response, conn)  # fmt: skip
+
+    def _timed_out(self, t: int, request: _AdminRequest) -> LogLine:
+        """The broker's line of a forward that timed out (REQUEST_TIMED_OUT after 30 s)."""
+        failed = _with_error(request.response, 7)  # REQUEST_TIMED_OUT
+        b_ts = t + 30_000 + self.rng.randrange(50)
+        msg = json_request_message(
+            request.header,
+            request.request,
+            failed,
+            request.conn,
+            total_ms=30_000.0 + 3,
+            remote_ms=30_000.0,
+        )
+        line = self.line(b_ts, request.broker, "request", "DEBUG", REQUEST_LOGGER, msg, "broker")
+        self._forwarded_metric(b_ts, request)
+        return line
+
+    def _authorize(self, d_ts: int, request: _AdminRequest, outside: bool) -> tuple[LogLine, bool]:
+        """The active controller's decision on the inner request (super users allowed, a
+        team admin by its prefixed ACL unless ``outside``) and whether it allowed it."""
+        _, _, api_name, operation, _ = ADMIN_APIS[request.api]
+        principal, controller = request.principal, self.active
         if principal in (SUPER_ADMIN, LEGACY_ADMIN):
             allowed, rule = True, "SuperUser"
         elif outside:
@@ -806,43 +784,59 @@ class _ForwardingRun:
                 "permissionType=ALLOW))"
             )
         decision = self.decision(
-            d_ts, controller, principal, allowed, operation, client_ip, resource, api_name, rule
+            d_ts,
+            controller,
+            principal,
+            allowed,
+            operation,
+            request.client_ip,
+            request.resource,
+            api_name,
+            rule,
         )
-        out.append(decision)
         if principal == LEGACY_ADMIN:
-            self.findings.add(
-                _RULES["super"],
-                principal,
-                controller.node_id,
-                d_ts,
-                decision.tag,
-                controller.node_id,
-            )
+            node_id = controller.node_id
+            self.findings.add(_RULES["super"], principal, node_id, d_ts, decision.tag, node_id)
+        return decision, allowed
+
+    def _answered(self, t: int, d_ts: int, request: _AdminRequest, allowed: bool) -> list[LogLine]:
+        """The controller's line of the forwarded request (``isForwarded``, the client's
+        header and principal) and the broker's once the answer is back; a denial answers
+        TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED."""
+        rng, world, controller = self.rng, self.world, self.active
+        response = request.response
         if not allowed:
+            rtype = ADMIN_APIS[request.api][4]
             response = _with_error(response, 29 if rtype == "Topic" else 31)
         c_total = 2.0 + rng.random() * 15
         c_ts = d_ts + int(c_total)
-        b_conn_str = self.conn((c_ip, 9094), node_ip(world, broker), controller)
-        c_conn = Conn(
-            b_conn_str, principal, CONTROLLER_LISTENER, "SASL_PLAINTEXT", ("unknown", "unknown")
-        )
-        c_msg = request_message(header, request, response, c_conn, forwarded=True, total_ms=c_total)
-        out.append(self.line(c_ts, controller, "request", "DEBUG", REQUEST_LOGGER, c_msg, "ctrl"))
+        b_conn_str = self.conn((node_ip(world, controller), 9094), node_ip(world, request.broker),
+                               controller)  # fmt: skip
+        c_conn = Conn(b_conn_str, request.principal, CONTROLLER_LISTENER, "SASL_PLAINTEXT",
+                      ("unknown", "unknown"))  # fmt: skip
+        c_msg = json_request_message(request.header, request.request, response, c_conn,
+                                     forwarded=True, total_ms=c_total)  # fmt: skip
+        out = [self.line(c_ts, controller, "request", "DEBUG", REQUEST_LOGGER, c_msg, "ctrl")]
         b_ts = c_ts + 1 + rng.randrange(4)
         b_total = float(b_ts - t) + rng.random()
-        b_msg = request_message(
-            header, request, response, client_conn, total_ms=b_total, remote_ms=b_total - 1.0
+        b_msg = json_request_message(request.header, request.request, response, request.conn,
+                                     total_ms=b_total, remote_ms=b_total - 1.0)  # fmt: skip
+        out.append(
+            self.line(b_ts, request.broker, "request", "DEBUG", REQUEST_LOGGER, b_msg, "broker")
         )
-        out.append(self.line(b_ts, broker, "request", "DEBUG", REQUEST_LOGGER, b_msg, "broker"))
+        self._forwarded_metric(b_ts, request)
+        return out
+
+    def _forwarded_metric(self, ts: int, request: _AdminRequest) -> None:
+        """One ``forwarded-requests`` event on the broker, when it logs the answer."""
         self.truth.metric_event(
             "forwarded-requests",
-            b_ts,
-            broker.node_id,
+            ts,
+            request.broker.node_id,
             listener=CLIENT_LISTENER,
-            principal=principal,
-            api_key_name=api,
+            principal=request.principal,
+            api_key_name=request.api,
         )
-        return out
 
     def _envelope_line(  # noqa: PLR0917
         self,
@@ -862,7 +856,7 @@ class _ForwardingRun:
             "clientHostAddress": address_bytes(client_ip),
         }
         response = {"responseData": None, "errorCode": error}
-        message = request_message(header, request, response, sender, total_ms=0.4)
+        message = json_request_message(header, request, response, sender, total_ms=0.4)
         out = self.line(ts, controller, "request", "DEBUG", REQUEST_LOGGER, message, "envelope")
         self.truth.metric_event(
             "forwarding-failures",

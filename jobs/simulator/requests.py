@@ -12,65 +12,64 @@ no replayed metric or finding counts request-log Produce / Fetch / Metadata line
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from jobs.simulator.base import Client, LogLine, Node, Truth, World
-from jobs.simulator.world import LISTENERS, connection_id, version_tuple
+from jobs.simulator.connections import plan
+from jobs.simulator.shared import (
+    REQUEST_LOGGER,
+    Conn,
+    render_times,
+    request_message,
+    request_tail,
+    version_tuple,
+)
+from jobs.simulator.world import LISTENERS
 
-REQUEST_LOGGER = "kafka.request.logger"
 TOPICS: tuple[str, ...] = ("orders", "payments", "clicks", "audit-events")
 #: Share of ``lines_target`` this area fills.
 SHARE = 0.93
+#: This area's timings (ms): fixed queue and send times, a local time of 60% of the total;
+#: ``.format(total, local)`` gives the text of each form.
+_TIME_VALUES = ("{0:.3f}", "0.081", "{1:.3f}", "0.0", "0", "0.042", "0.113")
+_JSON_TIMES = render_times(_TIME_VALUES)
+_STRING_TIMES = render_times(_TIME_VALUES, json_form=False)
+#: ``_json_message`` / ``_string_message``: (api, correlation, client id, topic, size, total
+#: ms, tail) -> message.
+_MessageOf = Callable[[int, int, str, str, int, float, str], str]
 
 
-def request_tail(broker: Node, client: Client, listener: str, connection: str) -> str:
-    """The part of a request line after the request and response: connection, the
-    ``{times}`` placeholder, protocol, principal, listener, client software."""
-    protocol = LISTENERS[listener][0]
-    name, version = client.software_name, client.software_version
-    if version_tuple(broker.kafka_version) >= (2, 8):
-        return (
-            f'"connection":"{connection}",{{times}},"securityProtocol":"{protocol}",'
-            f'"principal":"{client.principal}","listener":"{listener}",'
-            f'"clientInformation":{{"softwareName":"{name}","softwareVersion":"{version}"}}}}'
-        )
-    return (
-        f"{connection};{{times}},securityProtocol:{protocol},principal:{client.principal},"
-        f"listener:{listener},clientInformation:ClientInformation(softwareName={name}, "
-        f"softwareVersion={version})"
-    )
-
-
-def render_times(json_form: bool, total: float) -> str:
-    """The request's timings (``totalTimeMs``... or ``totalTime:``...), ms."""
-    if json_form:
-        return (
-            f'"totalTimeMs":{total:.3f},"requestQueueTimeMs":0.081,'
-            f'"localTimeMs":{total * 0.6:.3f},"remoteTimeMs":0.0,"throttleTimeMs":0,'
-            f'"responseQueueTimeMs":0.042,"sendTimeMs":0.113'
-        )
-    return (
-        f"totalTime:{total:.3f},requestQueueTime:0.081,localTime:{total * 0.6:.3f},"
-        f"remoteTime:0.0,throttleTime:0,responseQueueTime:0.042,sendTime:0.113"
-    )
-
-
-def request_message(broker: Node, client: Client, listener: str, connection: str, *, api: int,
-                    correlation: int, topic: str, size: int, total_ms: float) -> str:  # fmt: skip
-    """One ``Completed request:`` message in the broker's version's form.
+def client_request_message(broker: Node, client: Client, listener: str, connection: str, *,
+                           api: int, correlation: int, topic: str, size: int,
+                           total_ms: float) -> str:  # fmt: skip
+    """One ``Completed request:`` message of a client's request, in the broker's version's form.
 
     Args:
         api: 0 Produce, 1 Fetch, 3 Metadata (ApiKeys ids).
         size: records size in bytes; total_ms: ``totalTimeMs``.
     """
+    tail, message = _connection_form(broker, client, listener, connection)
+    return message(api, correlation, client.client_id, topic, size, total_ms, tail)
+
+
+def _connection_form(
+    broker: Node, client: Client, listener: str, connection: str
+) -> tuple[str, _MessageOf]:
+    """The ``request_tail`` of a client's connection to ``broker`` and the function writing
+    its messages (``_json_message`` or ``_string_message``, by the broker's version)."""
     json_form = version_tuple(broker.kafka_version) >= (2, 8)
-    body = (_json_body if json_form else _string_body)(api, correlation, client.client_id,
-                                                        topic, size)  # fmt: skip
-    tail = request_tail(broker, client, listener, connection)
-    return "Completed request:" + body + tail.replace("{times}", render_times(json_form, total_ms))
+    software = (client.software_name, client.software_version)
+    conn = Conn(connection, client.principal, listener, LISTENERS[listener][0], software)
+    tail = request_tail(conn, json_form=json_form)
+    return tail, _json_message if json_form else _string_message
 
 
-def _json_body(api: int, correlation: int, client_id: str, topic: str, size: int) -> str:
+def _json_message(  # noqa: PLR0917
+    api: int, correlation: int, client_id: str, topic: str, size: int, total: float, tail: str
+) -> str:
+    """A Produce (0), Fetch (1) or Metadata request's message in the KIP-673 JSON form (2.8+),
+    over the connection whose ``request_tail`` is ``tail`` (positional arguments: this runs
+    for most lines of a corpus)."""
     if api == 0:
         head = (
             f'{{"requestApiKey":0,"requestApiVersion":9,"correlationId":{correlation},'
@@ -115,12 +114,14 @@ def _json_body(api: int, correlation: int, client_id: str, topic: str, size: int
             '{"throttleTimeMs":0,"brokers":[{"nodeId":1,"host":"broker-1","port":9093,'
             '"rack":null}],"clusterId":"q1Sh-9_ISia_zwGINzRvyQ","controllerId":1,"topics":[]}'
         )
-    return (
-        f'{{"isForwarded":false,"requestHeader":{head},"request":{request},"response":{response},'
-    )
+    times = _JSON_TIMES.format(total, total * 0.6)
+    return request_message(head, request, response, tail, times)
 
 
-def _string_body(api: int, correlation: int, client_id: str, topic: str, size: int) -> str:
+def _string_message(  # noqa: PLR0917
+    api: int, correlation: int, client_id: str, topic: str, size: int, total: float, tail: str
+) -> str:
+    """``_json_message`` in the string form of brokers before 2.8."""
     if api == 0:
         head = f"apiKey=PRODUCE, apiVersion=8, clientId={client_id}, correlationId={correlation}"
         request = f"{{acks=-1,timeout=30000,partitionSizes=[{topic}-0={size}]}}"
@@ -147,7 +148,8 @@ def _string_body(api: int, correlation: int, client_id: str, topic: str, size: i
             f"include_topic_authorized_operations=false}}"
         )
         response = "{throttle_time_ms=0,brokers=[],cluster_id=q1Sh-9_ISia_zwGINzRvyQ,topics=[]}"
-    return f"RequestHeader({head}) -- {request},response:{response} from connection "
+    times = _STRING_TIMES.format(total, total * 0.6)
+    return request_message(head, request, response, tail, times, json_form=False)
 
 
 class RequestsArea:
@@ -160,11 +162,9 @@ class RequestsArea:
 
     def lines(self, world: World, truth: Truth) -> Iterator[LogLine]:
         """``SHARE * lines_target`` request lines, evenly spread, in time order. Each goes
-        over the client's connection to the broker open at that time (``auth.plan``); a
+        over the client's connection to the broker open at that time (``connections.plan``); a
         moment when that pair has none (before the first connection, between a kill or a
         failed re-authentication and the reconnection) sends nothing."""
-        from jobs.simulator.auth import plan  # noqa: PLC0415 - auth imports this module
-
         _, pairs = plan(world)
         rng = world.rng(self.name)
         keys = sorted(pairs)
@@ -177,7 +177,7 @@ class RequestsArea:
         step = max(1, world.end_ms - first) / count
         randrange, random = rng.randrange, rng.random
         n_keys, n_topics = len(keys), len(TOPICS)
-        tails: dict[tuple[tuple[int, int], int], tuple[str, bool]] = {}
+        tails: dict[tuple[tuple[int, int], int], tuple[str, _MessageOf]] = {}
         cursor: dict[tuple[int, int], int] = {}
         correlation = 0
         for i in range(count):
@@ -195,23 +195,12 @@ class RequestsArea:
                 continue
             cached = tails.get((key, at))
             if cached is None:
-                segment = segments[at]
-                connection = connection_id(pair.broker, pair.listener, pair.client,
-                                           segment.port, segment.index)  # fmt: skip
-                json_form = version_tuple(pair.broker.kafka_version) >= (2, 8)
-                cached = (request_tail(pair.broker, pair.client, pair.listener, connection),
-                          json_form)  # fmt: skip
+                connection = pair.connection(segments[at])
+                cached = _connection_form(pair.broker, pair.client, pair.listener, connection)
                 tails[(key, at)] = cached
-            tail, json_form = cached
+            tail, message_of = cached
             correlation += 1
-            body = (_json_body if json_form else _string_body)(api, correlation,
-                                                                pair.client.client_id, topic,
-                                                                size)  # fmt: skip
-            message = (
-                "Completed request:"
-                + body
-                + tail.replace("{times}", render_times(json_form, total))
-            )
+            message = message_of(api, correlation, pair.client.client_id, topic, size, total, tail)
             yield LogLine(
                 ts, pair.broker.name, "request", "DEBUG", REQUEST_LOGGER, message,
                 "data-plane-kafka-request-handler-1",

@@ -40,15 +40,18 @@ from jobs.simulator.forwarding import (
     AUTHORIZER_LOGGER,
     CLIENT_LISTENER,
     CONTROLLER_LISTENER,
-    Conn,
     Findings,
-    connection_id,
     is_kraft,
     node_ip,
     ordered,
     poisson_times,
+)
+from jobs.simulator.shared import (
+    REQUEST_LOGGER,
+    Conn,
+    connection_id,
+    json_request_message,
     request_header,
-    request_message,
     version_tuple,
 )
 
@@ -337,18 +340,16 @@ class _TokensRun:
             cconn = Conn(
                 cid, principal, CONTROLLER_LISTENER, "SASL_PLAINTEXT", ("unknown", "unknown")
             )
-            cmsg = request_message(header, request, response, cconn, forwarded=True, total_ms=0.6)
-            out.append(
-                LogLine(
-                    ts, c.name, "request", "DEBUG", "kafka.request.logger", cmsg, tag=tag + ":ctrl"
-                )
+            cmsg = json_request_message(
+                header, request, response, cconn, forwarded=True, total_ms=0.6
             )
-        msg = request_message(
+            out.append(
+                LogLine(ts, c.name, "request", "DEBUG", REQUEST_LOGGER, cmsg, tag=tag + ":ctrl")
+            )
+        msg = json_request_message(
             header, request, response, conn, total_ms=0.9, remote_ms=0.6 if forwarded else 0.0
         )
-        out.append(
-            LogLine(ts, broker.name, "request", "DEBUG", "kafka.request.logger", msg, tag=tag)
-        )
+        out.append(LogLine(ts, broker.name, "request", "DEBUG", REQUEST_LOGGER, msg, tag=tag))
         if forwarded:
             self.truth.metric_event(
                 "forwarded-requests",

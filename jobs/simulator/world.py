@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.simulator.base import Client, Node, World
+from jobs.simulator.layouts import LAYOUTS
+from jobs.simulator.shared import version_tuple
 
 #: Versions a ``mixed`` cluster cycles through (string request log before 2.8, JSON after;
 #: AclAuthorizer up to 3.2, StandardAuthorizer (KRaft) from 3.3; 4.x connection ids with a
@@ -72,11 +74,6 @@ def parse_start(text: str) -> int:
     return calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%SZ")) * 1000
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``3.9.1`` -> (3, 9, 1); non-numeric parts count as 0."""
-    return tuple(int(p) if p.isdigit() else 0 for p in version.split("."))
-
-
 def _version(options: GenerateOptions, index: int) -> str:
     if options.kafka_version == "mixed":
         return MIXED_VERSIONS[index % len(MIXED_VERSIONS)]
@@ -120,8 +117,23 @@ def build_world(options: GenerateOptions) -> World:
         ValueError: a count below its minimum (1 broker, 0 others), non-positive hours or
             lines target, an unknown layout or a start time that is not ``...T...Z``.
     """
-    from jobs.simulator.layouts import LAYOUTS  # noqa: PLC0415
+    _check(options)
+    start_ms = parse_start(options.start)
+    return World(
+        seed=options.seed,
+        start_ms=start_ms,
+        end_ms=start_ms + int(options.hours * 3_600_000),
+        brokers=_brokers(options),
+        controllers=_controllers(options),
+        connect_workers=_connect_workers(options),
+        clients=_clients(options),
+        lines_target=options.lines_target,
+        kafka_version=options.kafka_version,
+    )
 
+
+def _check(options: GenerateOptions) -> None:
+    """Raise ``ValueError`` for counts, hours, lines target or layouts out of range."""
     if options.brokers < 1 or options.controllers < 0 or options.connect_workers < 0:
         raise ValueError("--brokers must be >= 1, --controllers and --connect-workers >= 0")
     if options.clients < 1 or options.hours <= 0 or options.lines_target < 1:
@@ -129,8 +141,10 @@ def build_world(options: GenerateOptions) -> World:
     unknown = [layout for layout in options.layouts if layout not in LAYOUTS]
     if unknown or not options.layouts:
         raise ValueError(f"unknown layout(s) {unknown}; expected some of {', '.join(LAYOUTS)}")
-    start_ms = parse_start(options.start)
-    end_ms = start_ms + int(options.hours * 3_600_000)
+
+
+def _brokers(options: GenerateOptions) -> list[Node]:
+    """``broker-N`` (node id N), versions and layouts given in turn."""
     layouts = options.layouts
     brokers = []
     for i in range(options.brokers):
@@ -146,6 +160,13 @@ def build_world(options: GenerateOptions) -> World:
                 broker_properties(node_id, version),
             )
         )
+    return brokers
+
+
+def _controllers(options: GenerateOptions) -> list[Node]:
+    """``controller-N`` (node id 3000 + N - 1): 3.9.1 in a mixed cluster, layouts continuing
+    after the brokers'."""
+    layouts = options.layouts
     controllers = []
     for i in range(options.controllers):
         node_id = str(3000 + i)
@@ -162,12 +183,23 @@ def build_world(options: GenerateOptions) -> World:
                 props,
             )
         )
+    return controllers
+
+
+def _connect_workers(options: GenerateOptions) -> list[Node]:
+    """``connect-N``: Kafka 3.9.1, the ``logger-line`` layout of Connect's log4j file."""
     workers = []
     for i in range(options.connect_workers):
         node_id = f"connect-{i + 1}"
         props = {"group.id": "connect-cluster", "client.id": node_id,
                  "bootstrap.servers": "broker-1:9092"}  # fmt: skip
         workers.append(Node(node_id, node_id, "connect", "3.9.1", "logger-line", props))
+    return workers
+
+
+def _clients(options: GenerateOptions) -> list[Client]:
+    """``client-NN``: software and mechanism in turn, ``User:admin`` first, then
+    ``User:app-NN``; one address each."""
     clients = []
     for i in range(options.clients):
         name, version, _ = CLIENT_SOFTWARE[i % len(CLIENT_SOFTWARE)]
@@ -183,17 +215,7 @@ def build_world(options: GenerateOptions) -> World:
                 f"10.1.{i // 200}.{i % 200 + 10}",
             )
         )
-    return World(
-        seed=options.seed,
-        start_ms=start_ms,
-        end_ms=end_ms,
-        brokers=brokers,
-        controllers=controllers,
-        connect_workers=workers,
-        clients=clients,
-        lines_target=options.lines_target,
-        kafka_version=options.kafka_version,
-    )
+    return clients
 
 
 def reauth_capable(client: Client) -> bool | None:
@@ -207,15 +229,6 @@ def reauth_capable(client: Client) -> bool | None:
 def broker_ip(node: Node) -> str:
     """The broker's ip (10.0.0.<id>)."""
     return f"10.0.0.{int(node.node_id) % 250 + 1}" if node.node_id.isdigit() else "10.0.0.250"
-
-
-def connection_id(node: Node, listener: str, client: Client, port: int, index: int) -> str:
-    """Kafka's connection id: ``localIp:localPort-remoteIp:remotePort-index`` (<= 3.9,
-    ``SocketServer.ConnectionId``) or ``...-processor-index`` (4.0+, KAFKA-17776)."""
-    local = f"{broker_ip(node)}:{LISTENERS[listener][1]}-{client.address}:{port}"
-    if version_tuple(node.kafka_version) >= (4, 0):
-        return f"{local}-{index % 3}-{index}"
-    return f"{local}-{index}"
 
 
 def socket_server_prefix(node: Node, listener: str = "") -> str:
