@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from jobs.simulator.base import Client, LogLine, Node, Truth, World
 from jobs.simulator.connections import Event, plan
 from jobs.simulator.requests import client_request_message
-from jobs.simulator.shared import REQUEST_LOGGER, version_tuple
+from jobs.simulator.shared import REQUEST_LOGGER, broker_ip, version_tuple
 from jobs.simulator.world import LISTENERS, network_thread, reauth_capable, socket_server_prefix
 
 SELECTOR = "org.apache.kafka.common.network.Selector"
@@ -295,7 +295,7 @@ def _stranger(ts: int, broker: Node, rng: random.Random, truth: Truth) -> LogLin
     address = f"{STRANGER_PREFIX}{rng.randrange(1, 30)}"
     desc = f"/{address}"
     if version_tuple(broker.kafka_version) >= (3, 2):
-        local = f"10.0.0.{int(broker.node_id) % 250 + 1}:{LISTENERS[listener_name][1]}"
+        local = f"{broker_ip(broker.node_id)}:{LISTENERS[listener_name][1]}"
         desc += f" (channelId={local}-{address}:{rng.randrange(30000, 60000)}-{ts % 997})"
     reason = failure_message(mechanism, reauth=False)
     message = f"{socket_server_prefix(broker)}Failed authentication with {desc} ({reason})"

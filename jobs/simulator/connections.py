@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jobs.simulator.base import Client, Node, World
-from jobs.simulator.shared import connection_id
-from jobs.simulator.world import LISTENERS, broker_ip, reauth_capable
+from jobs.simulator.shared import broker_ip, connection_id
+from jobs.simulator.world import LISTENERS, reauth_capable
 
 #: Failed authentication attempts of strangers per broker and hour.
 FAILURES_PER_HOUR = 6
@@ -50,7 +50,7 @@ class Pair:
 
     def connection(self, segment: Segment) -> str:
         """The broker's connection id of ``segment``, one of this pair's connections."""
-        local = (broker_ip(self.broker), LISTENERS[self.listener][1])
+        local = (broker_ip(self.broker.node_id), LISTENERS[self.listener][1])
         remote = (self.client.address, segment.port)
         return connection_id(local, remote, segment.index, self.broker.kafka_version)
 

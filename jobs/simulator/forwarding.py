@@ -34,7 +34,6 @@ comparisons are in ``shared``.
 from __future__ import annotations
 
 import base64
-import hashlib
 import heapq
 import ipaddress
 import random
@@ -47,7 +46,9 @@ from jobs.simulator.base import LogLine, Node, Truth, World
 from jobs.simulator.shared import (
     REQUEST_LOGGER,
     Conn,
+    broker_ip,
     connection_id,
+    finding_id,
     json_request_message,
     request_header,
 )
@@ -79,7 +80,7 @@ def node_ip(world: World, node: Node) -> str:
     areas print them), controllers 10.0.2.x, Connect workers 10.0.3.x (x = 1-based position
     in its list)."""
     if node.role == "broker":
-        return f"10.0.0.{int(node.node_id) % 250 + 1}" if node.node_id.isdigit() else "10.0.0.250"
+        return broker_ip(node.node_id)
     groups = ((world.controllers, 2), (world.connect_workers, 3))
     for nodes, octet in groups:
         for i, candidate in enumerate(nodes):
@@ -94,13 +95,6 @@ def kraft_brokers(world: World) -> list[Node]:
     if not is_kraft(world):
         return []
     return [b for b in world.brokers if "broker" in b.properties.get("process.roles", "")]
-
-
-def finding_id(rule_id: str, subject_type: str, subject: str, discriminator: str) -> str:
-    """sha2-256 hex of rule id, subject type, subject and discriminator joined by U+001F
-    (``transforms.findings.to_findings``)."""
-    text = "\u001f".join((rule_id, subject_type, subject, discriminator))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass

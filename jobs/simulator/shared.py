@@ -9,6 +9,7 @@ the standard library.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -189,3 +190,16 @@ def json_request_message(
         times,
         forwarded=forwarded,
     )
+
+
+def broker_ip(node_id: str) -> str:
+    """A broker's address, as every area prints it: ``10.0.0.<id % 250 + 1>``, or
+    ``10.0.0.250`` for a non-numeric id."""
+    return f"10.0.0.{int(node_id) % 250 + 1}" if node_id.isdigit() else "10.0.0.250"
+
+
+def finding_id(rule_id: str, subject_type: str, subject: str, discriminator: str) -> str:
+    """sha2-256 hex of rule id, subject type, subject and discriminator joined by U+001F: the
+    findings table's deterministic id (``transforms.findings.to_findings``)."""
+    text = "\u001f".join((rule_id, subject_type, subject, discriminator))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -14,7 +14,6 @@ resolved to (path relative to the corpus folder, 1-based line number).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import time
@@ -22,6 +21,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from jobs.simulator.shared import finding_id
 
 #: Selector meters (``SelectorMetrics``): ``<name>-total`` (count) and ``<name>-rate`` (per s).
 METERS: frozenset[str] = frozenset(
@@ -44,7 +45,6 @@ OBSERVED: frozenset[str] = frozenset({"reauthentication-latency"})
 #: ``forwarded-requests``, ``forwarding-failures``): give it without the suffix.
 WINDOWS: dict[str, int] = {"1h": 3600, "1d": 86400}
 MAX_EVIDENCE = 20
-FINDING_ID_SEPARATOR = "\u001f"
 
 _Key = tuple[str, str, int, str | None, str | None, str | None, str | None, str | None]
 
@@ -53,13 +53,6 @@ def iso_ms(ts_ms: int) -> str:
     """Epoch ms -> ``yyyy-MM-ddTHH:mm:ss.SSSZ`` (UTC)."""
     second, millis = divmod(ts_ms, 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)) + f".{millis:03d}Z"
-
-
-def finding_id(rule_id: str, subject_type: str, subject: str, discriminator: str) -> str:
-    """sha2-256 hex of the rule, subject type, subject and discriminator joined by U+001F
-    (the findings table's deterministic id)."""
-    text = FINDING_ID_SEPARATOR.join((rule_id, subject_type, subject, discriminator))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _p99(values: list[float]) -> float:

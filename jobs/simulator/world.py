@@ -226,11 +226,6 @@ def reauth_capable(client: Client) -> bool | None:
     return None
 
 
-def broker_ip(node: Node) -> str:
-    """The broker's ip (10.0.0.<id>)."""
-    return f"10.0.0.{int(node.node_id) % 250 + 1}" if node.node_id.isdigit() else "10.0.0.250"
-
-
 def socket_server_prefix(node: Node, listener: str = "") -> str:
     """The Selector's LogContext: ``[SocketServer listenerType=BROKER, nodeId=N] `` (2.8+;
     ``ZK_BROKER`` before KRaft) or ``[SocketServer brokerId=N] `` (older)."""
