@@ -2,8 +2,8 @@
 
 Table ``forwarded_requests`` (date-partitioned), the ``forwarding.*`` findings and the
 ``forwarded-requests-total`` / ``forwarding-failures-total`` metric rows, from silver
-``request_events`` and ``authz_decisions`` and the nodes' ``process.roles``. The logic is in
-``transforms.gold.kip590_forwarding``.
+``request_events`` and ``authz_decisions`` and the nodes' ``process.roles``. The logic and the
+finding rules are in ``transforms.gold.kip590_forwarding``.
 """
 
 from __future__ import annotations
@@ -11,18 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, GoldTable
 from schemas import authz_decisions, request_events
 from schemas import forwarded_requests as fr
-from transforms.findings import to_findings
 from transforms.gold import kip590_forwarding as forwarding
 from transforms.gold.metrics import windowed_counts
-
-KIP = "KIP-590"
 
 
 @dataclass(frozen=True)
@@ -37,17 +32,6 @@ class ForwardingRules:
     """
 
     pairing_tolerance_ms: int = 30_000
-
-
-def _explain(template: str, *values: Column | str) -> Column:
-    """``template`` filled with the values ('-' for null); str = a column name."""
-    texts = [F.col(v) if isinstance(v, str) else v for v in values]
-    return F.format_string(template, *[F.coalesce(t.cast("string"), F.lit("-")) for t in texts])
-
-
-def _listed(name: str) -> Column:
-    """An array column as 'a, b'; null when empty."""
-    return F.nullif(F.concat_ws(", ", F.col(name)), F.lit(""))
 
 
 def build(context: GoldContext) -> GoldOutput:
@@ -71,39 +55,8 @@ def build(context: GoldContext) -> GoldOutput:
         window=context.window,
         run_id=run_id,
     ).persist(StorageLevel.MEMORY_AND_DISK)  # the table, two findings and the metrics read it
-    denied = to_findings(
-        forwarding.envelope_denials(table, context.silver[authz_decisions.TABLE_NAME]),
-        rule_id="forwarding.envelope_cluster_action_denied",
-        kip=KIP,
-        severity="high",
-        subject_type="principal",
-        explanation=_explain(
-            "%s sent %s ENVELOPE request(s) to node %s without CLUSTER_ACTION on the cluster "
-            "(CLUSTER_AUTHORIZATION_FAILED): only brokers may forward, so a non-broker tried to "
-            "act for client principal(s) %s from %s",
-            "subject",
-            "count",
-            "node_id",
-            _listed("claimed_principals"),
-            _listed("claimed_addresses"),
-        ),
-        run_id=run_id,
-    )
-    mismatch = to_findings(
-        forwarding.principal_mismatches(table),
-        rule_id="forwarding.principal_mismatch",
-        kip=KIP,
-        severity="medium",
-        subject_type="node",
-        explanation=_explain(
-            "broker %s forwarded %s request(s) whose controller-side principal differs from "
-            "the one its client authenticated as (%s): the broker asserted another identity, "
-            "or two clients reused one client id and correlation id",
-            "subject",
-            "count",
-            "discriminator",
-        ),
-        run_id=run_id,
+    findings = forwarding.forwarding_findings(
+        table, context.silver[authz_decisions.TABLE_NAME], run_id
     )
     metrics = windowed_counts(forwarding.forwarding_metric_events(table), run_id)
     return GoldOutput(
@@ -115,7 +68,7 @@ def build(context: GoldContext) -> GoldOutput:
                 partition_by=fr.PARTITION_COLUMNS,
             ),
         ),
-        findings=(denied, mismatch),
+        findings=findings,
         metrics=(metrics,),
         cached=(table,),
     )

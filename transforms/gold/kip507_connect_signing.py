@@ -1,5 +1,6 @@
-"""KIP-507 Connect internal request signing: internal requests, session-key rotations and the
-candidate rows of the ``connect.*`` rules (docs/rules-connect.md).
+"""KIP-507 Connect internal request signing: internal requests, session-key rotations, the
+candidate rows of the ``connect.*`` rules and the rules themselves (declared at the end,
+planned by :func:`connect_findings`; docs/rules-connect.md).
 
 Sources in apache/kafka (trunk 1eb7644349c): ``DistributedHerder.requestNotSignedProperly``
 (400 / 400 / 503 / 403), ``DistributedHerder.isPossibleExpiredKeyException`` (a 403 within
@@ -20,7 +21,7 @@ from schemas import connect_requests as cr
 from schemas import connect_session_keys as sk
 from schemas.findings import EVIDENCE_POSITION, MAX_EVIDENCE
 from transforms.columns import lookup
-from transforms.findings import evidence
+from transforms.findings import FindingRule, evidence, finding_rule, to_findings
 
 #: ``stale_key_class`` of a worker's 403: inside / outside the stale-key grace.
 WITHIN_GRACE = "within_grace"
@@ -179,6 +180,35 @@ def internal_request_counts(attempts: DataFrame, run_id: str) -> DataFrame:
     )
 
 
+_KEY_COLUMNS = ("worker_id", "worker_client_id", "worker_group_id", "updated_ts",
+                "source_path", "line_number")  # fmt: skip
+
+
+def _key_updates(connect_requests: DataFrame) -> DataFrame:
+    """The run's ``Session key updated`` lines with a timestamp: worker_id, worker_client_id,
+    worker_group_id, updated_ts, source_path, line_number."""
+    c = F.col
+    return connect_requests.where(
+        (c("record_kind") == cr.KIND_WORKER_EVENT)
+        & (c("event_type") == "session_key_updated")
+        & c("event_ts").isNotNull()
+    ).select(worker_id().alias("worker_id"), "worker_client_id", "worker_group_id",
+             c("event_ts").alias("updated_ts"), "source_path", "line_number")  # fmt: skip
+
+
+def _key_ttls(node_properties: DataFrame) -> DataFrame:
+    """worker_id, _ttl (the configured ``inter.worker.key.ttl.ms`` text), _configured (true)
+    of the Connect workers that set it."""
+    c = F.col
+    return (
+        node_properties.where(
+            (c("role") == "connect") & (c("property") == "inter.worker.key.ttl.ms")
+        )
+        .groupBy(c("node_id").alias("worker_id"))
+        .agg(F.max("value").alias("_ttl"), F.lit(True).alias("_configured"))
+    )
+
+
 def session_key_rotations(
     connect_requests: DataFrame,
     node_properties: DataFrame,
@@ -203,32 +233,19 @@ def session_key_rotations(
     TTLs in one group, a follower's interval follows the leader's, not its own.
     """
     c = F.col
-    columns = ["worker_id", "worker_client_id", "worker_group_id", "updated_ts", "source_path",
-               "line_number"]  # fmt: skip
-    current = connect_requests.where(
-        (c("record_kind") == cr.KIND_WORKER_EVENT)
-        & (c("event_type") == "session_key_updated")
-        & c("event_ts").isNotNull()
-    ).select(worker_id().alias("worker_id"), "worker_client_id", "worker_group_id",
-             c("event_ts").alias("updated_ts"), "source_path", "line_number")  # fmt: skip
-    seeds = previous.join(replaced_dates, "event_date", "left_anti").select(*columns)
-    both = current.withColumn("_current", F.lit(True)).unionByName(
-        seeds.withColumn("_current", F.lit(False))
+    seeds = previous.join(replaced_dates, "event_date", "left_anti").select(*_KEY_COLUMNS)
+    both = (
+        _key_updates(connect_requests)
+        .withColumn("_current", F.lit(True))
+        .unionByName(seeds.withColumn("_current", F.lit(False)))
     )
     order = Window.partitionBy("worker_id", "worker_group_id").orderBy(
         "updated_ts", "source_path", "line_number"
     )
-    ttls = (
-        node_properties.where(
-            (c("role") == "connect") & (c("property") == "inter.worker.key.ttl.ms")
-        )
-        .groupBy(c("node_id").alias("worker_id"))
-        .agg(F.max("value").alias("_ttl"), F.lit(True).alias("_configured"))
-    )
     rows = (
         both.withColumn("previous_updated_ts", F.lag("updated_ts").over(order))
         .where(c("_current"))
-        .join(ttls, "worker_id", "left")
+        .join(_key_ttls(node_properties), "worker_id", "left")
     )
     configured = F.coalesce(c("_configured"), F.lit(False))
     ttl = F.when(configured, c("_ttl").try_cast("long")).otherwise(F.lit(sk.DEFAULT_KEY_TTL_MS))
@@ -256,7 +273,7 @@ def session_key_rotations(
 # first_seen_ts, last_seen_ts, count, evidence, plus the columns the explanations use) ---
 
 
-def _listed(column: Column) -> Column:
+def _joined(column: Column) -> Column:
     """Aggregate: the group's distinct non-null values, sorted, joined with ', '."""
     return F.array_join(F.array_sort(F.collect_set(column.cast("string"))), ", ")
 
@@ -297,7 +314,7 @@ def beyond_grace_403s(attempts: DataFrame, observed_by: str) -> DataFrame:
         rows,
         subject,
         F.concat_ws("|", *parts),
-        _listed(F.col("connector_name")).alias("connectors"),
+        _joined(F.col("connector_name")).alias("connectors"),
     )
 
 
@@ -313,8 +330,8 @@ def non_worker_agent_calls(attempts: DataFrame) -> DataFrame:
         _dash("client_address"),
         F.concat_ws("|", _dash("worker_id"), _dash("user_agent")),
         F.max(_dash("user_agent")).alias("user_agent"),
-        _listed(F.col("status")).alias("statuses"),
-        _listed(F.col("connector_name")).alias("connectors"),
+        _joined(F.col("status")).alias("statuses"),
+        _joined(F.col("connector_name")).alias("connectors"),
     )
 
 
@@ -332,7 +349,7 @@ def bad_request_400s(attempts: DataFrame) -> DataFrame:
         rows,
         _dash("client_address"),
         F.concat_ws("|", *parts),
-        _listed(F.col("connector_name")).alias("connectors"),
+        _joined(F.col("connector_name")).alias("connectors"),
     )
 
 
@@ -459,3 +476,130 @@ def unverifiable_signature_algorithms(node_properties: DataFrame, activity: Data
         F.lit(1).cast("long").alias("count"), _no_evidence().alias("evidence"), "algorithm",
         F.array_join("_allowed", ", ").alias("verifier_algorithms"), "config_path",
     )  # fmt: skip
+
+
+# --- finding rules (``transforms.findings``; docs/rules-connect.md) ---
+
+KIP = "KIP-507"
+_BEYOND_GRACE = "connect.invalid_signature_beyond_grace"
+
+#: Follower view of a 403 beyond the grace: the herder's ERROR retry line after Kafka's own
+#: one-minute grace (``DistributedHerder.isPossibleExpiredKeyException``). Candidates:
+#: :func:`beyond_grace_403s` (``OBSERVED_BY_FOLLOWER``).
+FORWARD_REFUSED_BEYOND_GRACE = finding_rule(
+    _BEYOND_GRACE, KIP, "medium", "worker",
+    "%s task-config forward(s) for connector(s) %s were refused with 403 after Kafka's "
+    "one-minute stale-key grace",
+    "count", "connectors",
+)  # fmt: skip
+#: Leader-view 400s to workers: unsigned, or an algorithm not permitted
+#: (``DistributedHerder.requestNotSignedProperly``). Candidates: :func:`bad_request_400s`.
+INTERNAL_REQUEST_BAD_REQUEST = finding_rule(
+    "connect.internal_request_bad_request", KIP, "medium", "client_address",
+    "%s internal request(s) for connector(s) %s got 400: unsigned, or signed with an algorithm "
+    "the leader's inter.worker.verification.algorithms does not permit",
+    "count", "connectors",
+)  # fmt: skip
+#: The leader refused a key signing algorithm (``ConnectExceptionMapper``, ``RestClient``).
+#: Candidates: :func:`algorithms_not_permitted`.
+SIGNATURE_ALGORITHM_NOT_PERMITTED = finding_rule(
+    "connect.signature_algorithm_not_permitted", KIP, "medium", "worker",
+    "%s line(s): the leader refused the key signing algorithm '%s' (400)",
+    "count", "algorithm",
+)  # fmt: skip
+#: ``connect.protocol`` other than 'sessioned': no request verification (``DistributedHerder``
+#: WARN lines, or the config). Candidates: :func:`verification_disabled`.
+REQUEST_VERIFICATION_DISABLED = finding_rule(
+    "connect.request_verification_disabled", KIP, "high", "worker",
+    "connect.protocol is '%s' (config %s): internal request verification is disabled, anyone "
+    "reaching the REST port can write task configs",
+    "protocols", "config_path",
+)  # fmt: skip
+#: A worker signs with an algorithm another worker of its group does not verify (configs).
+#: Candidates: :func:`unverifiable_signature_algorithms`.
+SIGNATURE_ALGORITHM_NOT_VERIFIABLE = finding_rule(
+    "connect.signature_algorithm_not_verifiable", KIP, "medium", "worker",
+    "signs with %s, which worker %s does not verify (%s): its internal requests get 400 "
+    "whenever that worker leads (config %s)",
+    "algorithm", "discriminator", "verifier_algorithms", "config_path",
+)  # fmt: skip
+#: Session-key updates off the ``inter.worker.key.ttl.ms`` schedule
+#: (``DistributedHerder.checkForKeyRotation``). Candidates: :func:`off_schedule_rotations`.
+SESSION_KEY_ROTATION_OFF_SCHEDULE = finding_rule(
+    "connect.session_key_rotation_off_schedule", KIP, "medium", "worker",
+    "%s session-key update(s) %s-%s ms after the previous one, key TTL %s ms",
+    "count", "min_interval_ms", "max_interval_ms", "key_ttl_ms",
+)  # fmt: skip
+
+
+def signature_beyond_grace_rule(grace_ms: int) -> FindingRule:
+    """Leader view of ``connect.invalid_signature_beyond_grace`` (medium): a worker's 403 more
+    than ``grace_ms`` into its retry episode (``DistributedHerder
+    .isPossibleExpiredKeyException``). Candidates: :func:`beyond_grace_403s`
+    (``OBSERVED_BY_LEADER``). The sentence names the setting; nothing raises."""
+    return finding_rule(
+        _BEYOND_GRACE, KIP, "medium", "client_address",
+        "%s internal request(s) for connector(s) %s got 403 (invalid signature) more than "
+        f"{grace_ms} ms into the worker's retries: not a key rotation; a worker with a wrong key "
+        "or a forged request",
+        "count", "connectors",
+    )  # fmt: skip
+
+
+def non_worker_agent_rule(worker_agent: str) -> FindingRule:
+    """``connect.internal_endpoint_non_worker_agent`` (high): internal endpoints called with
+    another User-Agent than the workers' ``worker_agent`` (``RestClient.httpRequest``).
+    Candidates: :func:`non_worker_agent_calls`. A '%' of ``worker_agent`` is kept literally;
+    nothing raises."""
+    agent = worker_agent.replace("%", "%%")
+    return finding_rule(
+        "connect.internal_endpoint_non_worker_agent", KIP, "high", "client_address",
+        "%s call(s) to Connect's internal endpoints (connectors %s; statuses %s) with "
+        f"User-Agent '%s', not '{agent}': not a worker",
+        "count", "connectors", "statuses", "user_agent",
+    )  # fmt: skip
+
+
+def connect_findings(
+    attempts: DataFrame,
+    session_keys: DataFrame,
+    connect_requests: DataFrame,
+    node_properties: DataFrame,
+    bronze: DataFrame,
+    *,
+    grace_ms: int,
+    worker_agent: str,
+    run_id: str,
+) -> tuple[DataFrame, ...]:
+    """Every KIP-507 finding, one frame (``schemas.findings.FINDINGS``) per rule:
+    :func:`signature_beyond_grace_rule` (leader view), :data:`FORWARD_REFUSED_BEYOND_GRACE`,
+    :func:`non_worker_agent_rule`, :data:`INTERNAL_REQUEST_BAD_REQUEST`,
+    :data:`SIGNATURE_ALGORITHM_NOT_PERMITTED`, :data:`REQUEST_VERIFICATION_DISABLED`,
+    :data:`SIGNATURE_ALGORITHM_NOT_VERIFIABLE`, :data:`SESSION_KEY_ROTATION_OFF_SCHEDULE`.
+
+    Args:
+        attempts: :func:`internal_attempts` rows.
+        session_keys: :func:`session_key_rotations` rows.
+        connect_requests: silver ``connect_requests``.
+        node_properties: ``schemas.node_properties`` rows (role 'connect').
+        bronze: bronze ``raw_lines`` rows (:func:`node_activity` dates config-only findings).
+        grace_ms / worker_agent: ``[rules.connect]`` stale_key_grace_ms / worker_user_agent.
+        run_id: the run.
+
+    Nothing raises.
+    """
+    activity = node_activity(bronze)
+    plan = (
+        (signature_beyond_grace_rule(grace_ms),
+         beyond_grace_403s(attempts, ir.OBSERVED_BY_LEADER)),
+        (FORWARD_REFUSED_BEYOND_GRACE, beyond_grace_403s(attempts, ir.OBSERVED_BY_FOLLOWER)),
+        (non_worker_agent_rule(worker_agent), non_worker_agent_calls(attempts)),
+        (INTERNAL_REQUEST_BAD_REQUEST, bad_request_400s(attempts)),
+        (SIGNATURE_ALGORITHM_NOT_PERMITTED, algorithms_not_permitted(connect_requests)),
+        (REQUEST_VERIFICATION_DISABLED,
+         verification_disabled(connect_requests, node_properties, activity)),
+        (SIGNATURE_ALGORITHM_NOT_VERIFIABLE,
+         unverifiable_signature_algorithms(node_properties, activity)),
+        (SESSION_KEY_ROTATION_OFF_SCHEDULE, off_schedule_rotations(session_keys)),
+    )  # fmt: skip
+    return tuple(to_findings(candidates, rule, run_id) for rule, candidates in plan)

@@ -1,5 +1,6 @@
 """KIP-590 forwarding: pair the broker's and the controller's request-log lines of each
-forwarded request into ``gold.forwarded_requests`` rows, and derive its metrics and findings.
+forwarded request into ``gold.forwarded_requests`` rows, and derive its metrics and findings
+(the ``forwarding.*`` rules are declared at the end: :data:`RULES`).
 
 Sources (apache/kafka): ``kafka.server.ForwardingManager`` (the broker wraps a forwardable
 request in an ENVELOPE), ``kafka.server.KafkaApis.handleEnvelopeRequest`` /
@@ -17,7 +18,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from schemas import forwarded_requests as fr
-from transforms.findings import evidence
+from transforms.findings import FindingRule, evidence, finding_rule, listed, to_findings
 from transforms.frames import union_by_name
 
 #: ApiKeys whose ``forwardable`` flag is true (``ApiKeys.java`` at apache/kafka trunk, 2025).
@@ -156,6 +157,36 @@ def _envelopes(request_events: DataFrame) -> DataFrame:
     )
 
 
+def _unpaired(
+    side: DataFrame,
+    pairs: DataFrame,
+    key: list[str],
+    counts: DataFrame,
+    *,
+    record_type: str,
+    ts: str,
+    other_side_missing: Column,
+    missing_reason: str,
+    tolerance_ms: int,
+    window: tuple[datetime | None, datetime | None],
+) -> DataFrame:
+    """The lines of one side that no pair took (``key``: the side's file and line columns),
+    with ``record_type`` and their ``unpaired_reason`` (:func:`_reason` over ``ts``);
+    ``counts`` (_brokers, _controllers: one row) tells whether the other side is missing."""
+    return (
+        side.join(pairs.select(*key), key, "left_anti")
+        .crossJoin(F.broadcast(counts))
+        .withColumns(
+            {
+                "record_type": F.lit(record_type),
+                "unpaired_reason": _reason(
+                    F.col(ts), other_side_missing, missing_reason, tolerance_ms, window
+                ),
+            }
+        )
+    )
+
+
 def forwarded_requests(
     request_events: DataFrame,
     node_properties: DataFrame,
@@ -190,52 +221,34 @@ def forwarded_requests(
     broker = _broker_lines(request_events, node_properties)
     controller = _renamed(request_events.where(F.col("is_forwarded")), _CONTROLLER)
     pairs = _pairs(broker, controller, tolerance_ms)
-    b_key = ["broker_source_path", "broker_line_number"]
-    c_key = ["controller_source_path", "controller_line_number"]
     counts = broker.agg(F.count(F.lit(1)).alias("_brokers")).crossJoin(
         controller.agg(F.count(F.lit(1)).alias("_controllers"))
     )
-    broker_only = (
-        broker.join(pairs.select(*b_key), b_key, "left_anti")
-        .crossJoin(F.broadcast(counts))
-        .withColumns(
-            {
-                "record_type": F.lit(fr.RECORD_BROKER_ONLY),
-                "unpaired_reason": _reason(
-                    F.col("broker_ts"),
-                    F.col("_controllers") == 0,
-                    fr.REASON_CONTROLLER_LOGS_MISSING,
-                    tolerance_ms,
-                    window,
-                ),
-            }
-        )
-    )
-    controller_only = (
-        controller.join(pairs.select(*c_key), c_key, "left_anti")
-        .crossJoin(F.broadcast(counts))
-        .withColumns(
-            {
-                "record_type": F.lit(fr.RECORD_CONTROLLER_ONLY),
-                "unpaired_reason": _reason(
-                    F.col("controller_ts"),
-                    F.col("_brokers") == 0,
-                    fr.REASON_BROKER_LOGS_MISSING,
-                    tolerance_ms,
-                    window,
-                ),
-                "principal": F.col("controller_principal"),
-            }
-        )
-    )
-    controller_keys = {
-        "client_id": "c_client_id",
-        "correlation_id": "c_correlation_id",
-        "api_key_name": "c_api_key_name",
-        "api_version": "c_api_version",
-    }
-    controller_only = controller_only.withColumns(
-        {name: F.col(source) for name, source in controller_keys.items()}
+    broker_only = _unpaired(
+        broker, pairs, ["broker_source_path", "broker_line_number"], counts,
+        record_type=fr.RECORD_BROKER_ONLY, ts="broker_ts",
+        other_side_missing=F.col("_controllers") == 0,
+        missing_reason=fr.REASON_CONTROLLER_LOGS_MISSING, tolerance_ms=tolerance_ms, window=window,
+    )  # fmt: skip
+    controller_only = _unpaired(
+        controller,
+        pairs,
+        ["controller_source_path", "controller_line_number"],
+        counts,
+        record_type=fr.RECORD_CONTROLLER_ONLY,
+        ts="controller_ts",
+        other_side_missing=F.col("_brokers") == 0,
+        missing_reason=fr.REASON_BROKER_LOGS_MISSING,
+        tolerance_ms=tolerance_ms,
+        window=window,
+    ).withColumns(
+        {
+            "principal": F.col("controller_principal"),
+            "client_id": F.col("c_client_id"),
+            "correlation_id": F.col("c_correlation_id"),
+            "api_key_name": F.col("c_api_key_name"),
+            "api_version": F.col("c_api_version"),
+        }
     )
     parts = [pairs, broker_only, controller_only, _envelopes(request_events)]
     return union_by_name([_shape(part, run_id) for part in parts])
@@ -406,3 +419,52 @@ def principal_mismatches(forwarded: DataFrame) -> DataFrame:
         F.sum("_n").cast("long").alias("count"),
         evidence().alias("evidence"),
     )
+
+
+# --- finding rules (``transforms.findings``; docs/rules-forwarding-authorizer.md) ---
+
+KIP = "KIP-590"
+
+#: ENVELOPEs refused for lack of CLUSTER_ACTION (``KafkaApis.handleEnvelopeRequest`` /
+#: ``ControllerApis.handleEnvelopeRequest``). Candidates: :func:`envelope_denials`.
+ENVELOPE_CLUSTER_ACTION_DENIED = finding_rule(
+    "forwarding.envelope_cluster_action_denied", KIP, "high", "principal",
+    "%s sent %s ENVELOPE request(s) to node %s without CLUSTER_ACTION on the cluster "
+    "(CLUSTER_AUTHORIZATION_FAILED): only brokers may forward, so a non-broker tried to act "
+    "for client principal(s) %s from %s",
+    "subject", "count", "node_id", listed("claimed_principals"), listed("claimed_addresses"),
+)  # fmt: skip
+#: A forwarded request's controller-side principal differs from its client's (the broker
+#: asserts the identity: ``ForwardingManager``, ``EnvelopeUtils``). Candidates:
+#: :func:`principal_mismatches`.
+PRINCIPAL_MISMATCH = finding_rule(
+    "forwarding.principal_mismatch", KIP, "medium", "node",
+    "broker %s forwarded %s request(s) whose controller-side principal differs from the one its "
+    "client authenticated as (%s): the broker asserted another identity, or two clients reused "
+    "one client id and correlation id",
+    "subject", "count", "discriminator",
+)  # fmt: skip
+#: Every KIP-590 rule, in the order :func:`forwarding_findings` returns their findings.
+RULES: tuple[FindingRule, ...] = (ENVELOPE_CLUSTER_ACTION_DENIED, PRINCIPAL_MISMATCH)
+
+
+def forwarding_findings(
+    forwarded: DataFrame, authz_decisions: DataFrame, run_id: str
+) -> tuple[DataFrame, ...]:
+    """Every KIP-590 finding (:data:`RULES`).
+
+    Args:
+        forwarded: ``gold.forwarded_requests`` rows (:func:`forwarded_requests`; read twice:
+            persist it).
+        authz_decisions: silver.authz_decisions rows.
+        run_id: the run.
+
+    Returns:
+        One ``schemas.findings.FINDINGS`` frame per rule, in :data:`RULES` order. Nothing
+        raises.
+    """
+    plan = (
+        (ENVELOPE_CLUSTER_ACTION_DENIED, envelope_denials(forwarded, authz_decisions)),
+        (PRINCIPAL_MISMATCH, principal_mismatches(forwarded)),
+    )
+    return tuple(to_findings(candidates, rule, run_id) for rule, candidates in plan)

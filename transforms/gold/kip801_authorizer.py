@@ -1,5 +1,8 @@
 """KIP-801 StandardAuthorizer: decisions by rule, the rules' findings, and the not-ready window.
 
+The ``authorizer.*`` finding rules are declared at the end of this module
+(``transforms.findings.FindingRule``) and planned by :func:`authorizer_findings`.
+
 Sources (apache/kafka): ``org.apache.kafka.metadata.authorizer.StandardAuthorizerData.authorize``
 (super users first: rule ``SuperUser``; before the initial load a non-super-user gets
 ``AuthorizerNotReadyException``; else the matching ACL, else ``DefaultAllow`` / ``DefaultDeny``
@@ -16,7 +19,7 @@ from pyspark.sql import functions as F
 
 from schemas.authorizer_readiness import AUTHORIZER_READINESS
 from transforms.columns import group
-from transforms.findings import evidence
+from transforms.findings import FindingRule, evidence, finding_rule, listed, to_findings
 
 CONFIGURED_RE = (
     r"^\[StandardAuthorizer (-?\d+)\] set super\.users=(.*), default result=(ALLOWED|DENIED)$"
@@ -288,44 +291,38 @@ def _in_windows(events: DataFrame, windows: DataFrame) -> DataFrame:
     return inner.join(w, inside)
 
 
-def readiness_windows(
-    events: DataFrame, request_events: DataFrame, node_properties: DataFrame, run_id: str
-) -> DataFrame:
-    """``gold.authorizer_readiness`` rows from ``readiness_events`` output.
-
-    Args:
-        events: ``readiness_events(bronze)``.
-        request_events: silver.request_events (node_id, event_ts, error_code).
-        node_properties: ``schemas.node_properties`` rows (authorizer.class.name,
-            early.start.listeners, controller.listener.names).
-        run_id: the run.
-
-    Output columns: exactly ``schemas.authorizer_readiness.AUTHORIZER_READINESS``. Lines
-    without a timestamp cannot be placed and are left out; a window without a load line stays
-    open (acl_loaded_ts null) and takes every later line of its node.
-    """
-    windows = _windows(events)
-    keys = ["_w_node", "_window"]
-    inside = (
+def _window_contents(events: DataFrame, windows: DataFrame) -> DataFrame:
+    """Per window (_w_node, _window): listeners_ready_early, failed_principals,
+    failed_listeners (array<string>, sorted) and not_ready_failures (long), from the
+    endpoint-ready and failure lines inside it."""
+    ready = F.col("kind") == "endpoint_ready"
+    failure = F.col("kind") == "not_ready_failure"
+    return (
         _in_windows(events, windows)
-        .groupBy(*keys)
+        .groupBy("_w_node", "_window")
         .agg(
-            F.array_sort(
-                F.collect_set(F.when(F.col("kind") == "endpoint_ready", F.col("listener")))
-            ).alias("listeners_ready_early"),
-            F.count(F.when(F.col("kind") == "not_ready_failure", 1)).alias("not_ready_failures"),
-            F.array_sort(
-                F.collect_set(F.when(F.col("kind") == "not_ready_failure", F.col("principal")))
-            ).alias("failed_principals"),
-            F.array_sort(
-                F.collect_set(F.when(F.col("kind") == "not_ready_failure", F.col("listener")))
-            ).alias("failed_listeners"),
+            F.array_sort(F.collect_set(F.when(ready, F.col("listener")))).alias(
+                "listeners_ready_early"
+            ),
+            F.count(F.when(failure, 1)).alias("not_ready_failures"),
+            F.array_sort(F.collect_set(F.when(failure, F.col("principal")))).alias(
+                "failed_principals"
+            ),
+            F.array_sort(F.collect_set(F.when(failure, F.col("listener")))).alias(
+                "failed_listeners"
+            ),
         )
     )
+
+
+def _unknown_errors(windows: DataFrame, request_events: DataFrame) -> DataFrame:
+    """Per window (_w_node, _window): unknown_server_error_requests (long), the node's
+    request-log lines answered -1 (UNKNOWN_SERVER_ERROR) from the window's start to its end,
+    both included."""
     errors = request_events.where(F.col("error_code") == -1).select(
         F.col("node_id").alias("_r_node"), F.col("event_ts").alias("_r_ts")
     )
-    unknown = (
+    return (
         windows.join(
             errors,
             F.col("node_id").eqNullSafe(F.col("_r_node"))
@@ -335,16 +332,14 @@ def readiness_windows(
         .groupBy(F.col("node_id").alias("_w_node"), "_window")
         .agg(F.count(F.lit(1)).alias("unknown_server_error_requests"))
     )
-    config = _node_config(node_properties)
-    rows = (
-        windows.withColumnRenamed("node_id", "_w_node")
-        .join(inside, keys, "left")
-        .join(unknown, keys, "left")
-        .join(config, F.col("_w_node").eqNullSafe(F.col("_c_node")), "left")
-    )
+
+
+def _readiness_values(run_id: str) -> dict[str, Column]:
+    """Every ``AUTHORIZER_READINESS`` column over a window joined with its contents, errors and
+    node config (uncast)."""
     empty = F.array().cast("array<string>")
     start, end = F.col("_first._pos"), F.col("_end")
-    values = {
+    return {
         "run_id": F.lit(run_id),
         "node_id": F.col("_w_node"),
         "window_start_ts": start["event_ts"],
@@ -369,6 +364,34 @@ def readiness_windows(
         "end_line_number": end["line_number"],
         "event_date": F.to_date(start["event_ts"]),
     }
+
+
+def readiness_windows(
+    events: DataFrame, request_events: DataFrame, node_properties: DataFrame, run_id: str
+) -> DataFrame:
+    """``gold.authorizer_readiness`` rows from ``readiness_events`` output.
+
+    Args:
+        events: ``readiness_events(bronze)``.
+        request_events: silver.request_events (node_id, event_ts, error_code).
+        node_properties: ``schemas.node_properties`` rows (authorizer.class.name,
+            early.start.listeners, controller.listener.names).
+        run_id: the run.
+
+    Output columns: exactly ``schemas.authorizer_readiness.AUTHORIZER_READINESS``. Lines
+    without a timestamp cannot be placed and are left out; a window without a load line stays
+    open (acl_loaded_ts null) and takes every later line of its node.
+    """
+    windows = _windows(events)
+    keys = ["_w_node", "_window"]
+    config = _node_config(node_properties)
+    rows = (
+        windows.withColumnRenamed("node_id", "_w_node")
+        .join(_window_contents(events, windows), keys, "left")
+        .join(_unknown_errors(windows, request_events), keys, "left")
+        .join(config, F.col("_w_node").eqNullSafe(F.col("_c_node")), "left")
+    )
+    values = _readiness_values(run_id)
     return rows.select(
         *[values[f.name].cast(f.dataType).alias(f.name) for f in AUTHORIZER_READINESS.fields]
     )
@@ -456,3 +479,92 @@ def early_client_listeners(events: DataFrame, node_properties: DataFrame) -> Dat
         )
         .withColumn("discriminator", F.col("node_id"))
     )
+
+
+# --- finding rules (``transforms.findings``; docs/rules-forwarding-authorizer.md) ---
+
+KIP = "KIP-801"
+
+#: Logs and config disagree on a super user (``StandardAuthorizerData.authorize``: rule
+#: ``SuperUser``; AclAuthorizer's ``principal = ... is a super user`` line). Candidates:
+#: :func:`super_user_outside_config`.
+SUPER_USER_NOT_IN_CONFIG = finding_rule(
+    "authorizer.super_user_not_in_config", KIP, "high", "principal",
+    "%s was authorized as a super user %s time(s) on node %s, but that node's super.users (%s) "
+    "does not name it: the running configuration differs from the audited config file",
+    "subject", "count", "node_id", "super_users",
+)  # fmt: skip
+#: Access granted by ``DefaultAllow`` (``StandardAuthorizerData.authorize`` with
+#: ``allow.everyone.if.no.acl.found=true``). Candidates: :func:`default_allows`.
+DEFAULT_ALLOW = finding_rule(
+    "authorizer.default_allow", KIP, "medium", "principal",
+    "%s was allowed %s (%s time(s)) on %s by DefaultAllow: no ACL exists for the resource and "
+    "allow.everyone.if.no.acl.found=true grants it to everyone",
+    "subject", listed("operations"), "count", "discriminator",
+)  # fmt: skip
+#: A listener served before the ACLs were loaded (``early.start.listeners``;
+#: ``EndpointReadyFutures``, ``StandardAuthorizer.completeInitialLoad``). Candidates:
+#: :func:`early_client_listeners`.
+EARLY_START_CLIENT_LISTENER = finding_rule(
+    "authorizer.early_start_client_listener", KIP, "low", "listener",
+    "listener %s on node %s served requests before the StandardAuthorizer loaded its ACLs "
+    "(loaded at %s): it is in early.start.listeners but is not a controller listener",
+    "subject", "node_id", "loaded_ts",
+)  # fmt: skip
+#: Requests refused with ``AuthorizerNotReadyException`` (``KafkaApis.handle``). Candidates:
+#: :func:`not_ready_failures`.
+NOT_READY_REQUEST_FAILURES = finding_rule(
+    "authorizer.not_ready_request_failures", KIP, "low", "principal",
+    "%s request(s) of %s (%s) on listener(s) %s of node %s failed with "
+    "AuthorizerNotReadyException (UNKNOWN_SERVER_ERROR): the ACLs were not loaded yet",
+    "count", "subject", listed("apis"), listed("listeners"), "node_id",
+)  # fmt: skip
+
+
+def denial_burst_rule(threshold: int, window_ms: int) -> FindingRule:
+    """``authorizer.denial_burst`` (medium): at least ``threshold`` denials of one principal on
+    one resource within ``window_ms`` (the project's rule over every authorizer's ``Denied``
+    decisions; Kafka has no such threshold). Candidates: :func:`denial_bursts`. The sentence
+    names both settings, so the rule is declared per run; nothing raises (int settings)."""
+    return finding_rule(
+        "authorizer.denial_burst", KIP, "medium", "principal",
+        f"%s was denied %s time(s) on %s in bursts of at least {threshold} within {window_ms} "
+        "ms (peak %s): a misconfigured client or someone probing ACLs",
+        "subject", "count", "discriminator", "peak",
+    )  # fmt: skip
+
+
+def authorizer_findings(
+    authz_decisions: DataFrame,
+    events: DataFrame,
+    node_properties: DataFrame,
+    *,
+    burst_threshold: int,
+    burst_window_ms: int,
+    run_id: str,
+) -> tuple[DataFrame, ...]:
+    """Every KIP-801 finding: :data:`SUPER_USER_NOT_IN_CONFIG`, :data:`DEFAULT_ALLOW`,
+    :func:`denial_burst_rule`, :data:`EARLY_START_CLIENT_LISTENER`,
+    :data:`NOT_READY_REQUEST_FAILURES`, in that order.
+
+    Args:
+        authz_decisions: silver.authz_decisions rows.
+        events: ``readiness_events(bronze)`` (read by two rules: persist it).
+        node_properties: ``schemas.node_properties`` rows.
+        burst_threshold / burst_window_ms: the denial-burst rule's settings (ms).
+        run_id: the run.
+
+    Returns:
+        One ``schemas.findings.FINDINGS`` frame per rule. Nothing raises.
+    """
+    plan = (
+        (SUPER_USER_NOT_IN_CONFIG, super_user_outside_config(authz_decisions, node_properties)),
+        (DEFAULT_ALLOW, default_allows(authz_decisions)),
+        (
+            denial_burst_rule(burst_threshold, burst_window_ms),
+            denial_bursts(authz_decisions, burst_threshold, burst_window_ms),
+        ),
+        (EARLY_START_CLIENT_LISTENER, early_client_listeners(events, node_properties)),
+        (NOT_READY_REQUEST_FAILURES, not_ready_failures(events)),
+    )
+    return tuple(to_findings(candidates, rule, run_id) for rule, candidates in plan)

@@ -1,5 +1,5 @@
 """KIP-368 gold outputs: kills, Kafka's re-authentication metrics, the readiness what-if and
-the findings.
+the findings (the ``reauth.*`` rules are declared here: :data:`RULES`).
 
 Metric names are ``Selector.SelectorMetrics`` attributes verbatim (kafka-log-formats.md
 section 5; group ``socket-server-metrics``, summed over network processors):
@@ -19,7 +19,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from schemas import auth_events as ae
 from schemas.reauth_readiness import REAUTH_READINESS
 from schemas.security_metrics import SECURITY_METRICS
-from transforms.findings import evidence, seen, to_findings
+from transforms.findings import FindingRule, evidence, finding_rule, seen, to_findings
 from transforms.frames import local_frame
 from transforms.gold.kip368_reauth.replay import plus_millis
 from transforms.gold.metrics import WINDOWS, windowed_counts
@@ -120,22 +120,11 @@ def latency_metrics(sessions: DataFrame, run_id: str) -> DataFrame:
 _CANDIDATES = StructType([StructField("candidate_ms", LongType(), True)])
 
 
-def readiness(
-    sessions: DataFrame, requests: DataFrame, candidates_ms: tuple[int, ...], run_id: str
-) -> DataFrame:
-    """What each candidate ``connections.max.reauth.ms`` would have killed (KIP-368 migration:
-    "check that no client would be disconnected").
-
-    A SASL session 1 (or one continued from the previous run) on a known connection would be
-    killed when its client cannot re-authenticate and the connection sends a request after
-    ``start + candidate``: the first such request is refused and the connection closed
-    (``Processor`` ``Disconnecting expired channel``). Idle connections are never killed.
-    Clients of unknown capability are counted apart (``sessions_at_risk_unknown_client``).
-
-    Input: ``reauth_sessions`` rows; silver ``request_events`` (node_id, connection_id,
-    event_ts). Output: ``schemas.reauth_readiness.REAUTH_READINESS`` rows, one per candidate
-    and activity date with at least one examined session.
-    """
+def _examined(sessions: DataFrame, candidates_ms: tuple[int, ...]) -> DataFrame:
+    """The sessions the what-if examines, once per candidate (``candidate_ms``): SASL sessions
+    on a known connection not started by a re-authentication line. Columns: broker_id,
+    connection_id, start_ts, supports_reauth, principal, software ('name/version', 'unknown'
+    for a missing part), activity_date, candidate_ms."""
     population = sessions.where(
         F.col("security_protocol").like("SASL%")
         & F.col("connection_id").isNotNull()
@@ -155,7 +144,12 @@ def readiness(
     )
     spark = sessions.sparkSession
     values = local_frame(spark, [(int(v),) for v in candidates_ms], _CANDIDATES)
-    examined = population.crossJoin(F.broadcast(values))
+    return population.crossJoin(F.broadcast(values))
+
+
+def _kill_times(examined: DataFrame, requests: DataFrame) -> DataFrame:
+    """Per examined session and candidate: kill_ts, its connection's first request after
+    ``start + candidate`` (null when none: an idle connection is never killed)."""
     reqs = requests.select(
         F.col("node_id").alias("_r_node"),
         F.col("connection_id").alias("_r_conn"),
@@ -169,10 +163,29 @@ def readiness(
         & (F.col("_r_ts") > deadline),
         "left",
     )
-    per_session = late.groupBy(
+    return late.groupBy(
         "broker_id", "connection_id", "start_ts", "candidate_ms", "supports_reauth",
         "principal", "software", "activity_date",
     ).agg(F.min("_r_ts").alias("kill_ts"))  # fmt: skip
+
+
+def readiness(
+    sessions: DataFrame, requests: DataFrame, candidates_ms: tuple[int, ...], run_id: str
+) -> DataFrame:
+    """What each candidate ``connections.max.reauth.ms`` would have killed (KIP-368 migration:
+    "check that no client would be disconnected").
+
+    A SASL session 1 (or one continued from the previous run) on a known connection would be
+    killed when its client cannot re-authenticate and the connection sends a request after
+    ``start + candidate``: the first such request is refused and the connection closed
+    (``Processor`` ``Disconnecting expired channel``). Idle connections are never killed.
+    Clients of unknown capability are counted apart (``sessions_at_risk_unknown_client``).
+
+    Input: ``reauth_sessions`` rows; silver ``request_events`` (node_id, connection_id,
+    event_ts). Output: ``schemas.reauth_readiness.REAUTH_READINESS`` rows, one per candidate
+    and activity date with at least one examined session.
+    """
+    per_session = _kill_times(_examined(sessions, candidates_ms), requests)
     would = F.col("kill_ts").isNotNull()
     killed = would & (F.col("supports_reauth") == F.lit(False))
     unknown = would & F.col("supports_reauth").isNull()
@@ -195,78 +208,96 @@ def readiness(
     return result.select(*[F.col(f.name).cast(f.dataType) for f in REAUTH_READINESS.fields])
 
 
-RULE_NO_REAUTH = "reauth.no_reauth_client_on_expiring_listener"
-RULE_PRINCIPAL_CHANGE = "reauth.principal_change_attempt"
-RULE_MECHANISM_CHANGE = "reauth.mechanism_change_attempt"
-RULE_REPEATED_FAILURES = "reauth.repeated_failed_reauthentication"
+# --- finding rules (``transforms.findings``; docs/rules-reauth.md). Their sentences were
+# concatenations: a null value leaves the sentence null and the explanation is the rule id. ---
+
+KIP = "KIP-368"
+
+#: Sessions whose client cannot re-authenticate on a SASL listener where sessions expire
+#: (lifetime > 0): each is killed at its first request after expiry and reconnects
+#: (``SocketServer.Processor``: ``Disconnecting expired channel``). Per principal, listener
+#: and client software. Candidates: :func:`_no_reauth_sessions`.
+NO_REAUTH_CLIENT_ON_EXPIRING_LISTENER = finding_rule(
+    "reauth.no_reauth_client_on_expiring_listener", KIP, "medium", "principal",
+    "client cannot re-authenticate on a listener whose sessions expire (%s): the broker kills "
+    "its connection at the first request after expiry",
+    "discriminator", if_null=None,
+)  # fmt: skip
+#: ``Cannot change principals during re-authentication`` (``SaslServerAuthenticator.ReauthInfo
+#: .ensurePrincipalUnchanged``): a connection tried to become another principal. Per old and
+#: new principal.
+PRINCIPAL_CHANGE_ATTEMPT = finding_rule(
+    "reauth.principal_change_attempt", KIP, "high", "principal",
+    "a connection authenticated as %s tried to re-authenticate as %s",
+    "subject", "discriminator", if_null="another principal",
+)  # fmt: skip
+#: ``... not supported for re-authentication of mechanism`` (``SaslServerAuthenticator
+#: .ReauthInfo.saslMechanismUnchanged``): the mechanism cannot change either. Per client
+#: address and mechanism.
+MECHANISM_CHANGE_ATTEMPT = finding_rule(
+    "reauth.mechanism_change_attempt", KIP, "medium", "client_address",
+    "a client tried to re-authenticate with another SASL mechanism",
+)  # fmt: skip
+#: At least ``failed_reauth_threshold`` ``Failed re-authentication with`` lines (``Selector``,
+#: INFO) from one client address on one broker in a UTC day.
+REPEATED_FAILED_REAUTHENTICATION = finding_rule(
+    "reauth.repeated_failed_reauthentication", KIP, "medium", "client_address",
+    "%s failed re-authentications from this address on one broker in a day",
+    "count", if_null=None,
+)  # fmt: skip
+#: Every KIP-368 rule, in the order :func:`reauth_findings` returns their findings.
+RULES: tuple[FindingRule, ...] = (
+    NO_REAUTH_CLIENT_ON_EXPIRING_LISTENER,
+    PRINCIPAL_CHANGE_ATTEMPT,
+    MECHANISM_CHANGE_ATTEMPT,
+    REPEATED_FAILED_REAUTHENTICATION,
+)
 
 
-def reauth_findings(
-    sessions: DataFrame, shakes: DataFrame, failure_threshold: int, run_id: str
-) -> list[DataFrame]:
-    """The KIP-368 findings (``schemas.findings.FINDINGS`` rows).
-
-    * ``reauth.no_reauth_client_on_expiring_listener`` (medium): sessions whose client cannot
-      re-authenticate on a SASL listener where sessions expire (lifetime > 0): each will be
-      killed at its first request after expiry and reconnect. Per principal, listener and
-      client software.
-    * ``reauth.principal_change_attempt`` (high): ``Cannot change principals during
-      re-authentication`` (``SaslServerAuthenticator``): a connection tried to become another
-      principal. Per old principal and new principal.
-    * ``reauth.mechanism_change_attempt`` (medium): ``... not supported for re-authentication of
-      mechanism`` (the mechanism cannot change either).
-    * ``reauth.repeated_failed_reauthentication`` (medium): at least ``failure_threshold``
-      ``Failed re-authentication`` lines from one client address on one broker in a UTC day.
-
-    Input: ``reauth_sessions`` rows; ``transforms.gold.kip368_reauth.replay.handshakes`` rows.
-    Sessions continued
-    from the previous run were reported by the run they started in (and their start lies
-    outside this run's date partitions), so they are not reported again.
-    """
-    no_reauth = (
-        sessions.where(
-            (F.col("start_source") != "previous_run")
-            & (F.col("supports_reauth") == F.lit(False))
-            & F.col("security_protocol").like("SASL%")
-            & (F.col("lifetime_ms") > 0)
-        )
-        .groupBy(
-            F.col("principal").alias("subject"),
-            F.concat_ws(
-                " ",
-                F.concat(F.lit("listener="), F.coalesce("listener", F.lit("?"))),
-                F.concat(
-                    F.lit("software="),
-                    F.coalesce("client_software_name", F.lit("unknown")),
-                    F.lit("/"),
-                    F.coalesce("client_software_version", F.lit("unknown")),
-                ),
-            ).alias("discriminator"),
-        )
-        .agg(
-            F.min("broker_id").alias("node_id"),
-            F.min("start_ts").alias("first_seen_ts"),
-            F.max("start_ts").alias("last_seen_ts"),
-            F.count(F.lit(1)).alias("count"),
-            F.slice(F.array_sort(F.flatten(F.collect_list("evidence"))), 1, 20).alias("evidence"),
-        )
+def _no_reauth_sessions(sessions: DataFrame) -> DataFrame:
+    """Candidates of :data:`NO_REAUTH_CLIENT_ON_EXPIRING_LISTENER`: subject the principal,
+    discriminator 'listener=<name> software=<name>/<version>'; evidence merged from the
+    sessions' own. Sessions continued from the previous run were reported by the run they
+    started in (their start lies outside this run's date partitions): left out."""
+    expiring = sessions.where(
+        (F.col("start_source") != "previous_run")
+        & (F.col("supports_reauth") == F.lit(False))
+        & F.col("security_protocol").like("SASL%")
+        & (F.col("lifetime_ms") > 0)
     )
-    failed = shakes.where(F.col("event_type") == ae.EVENT_REAUTHENTICATION_FAILED)
+    software = F.concat(
+        F.lit("software="),
+        F.coalesce("client_software_name", F.lit("unknown")),
+        F.lit("/"),
+        F.coalesce("client_software_version", F.lit("unknown")),
+    )
+    listener = F.concat(F.lit("listener="), F.coalesce("listener", F.lit("?")))
+    return expiring.groupBy(
+        F.col("principal").alias("subject"),
+        F.concat_ws(" ", listener, software).alias("discriminator"),
+    ).agg(
+        F.min("broker_id").alias("node_id"),
+        F.min("start_ts").alias("first_seen_ts"),
+        F.max("start_ts").alias("last_seen_ts"),
+        F.count(F.lit(1)).alias("count"),
+        F.slice(F.array_sort(F.flatten(F.collect_list("evidence"))), 1, 20).alias("evidence"),
+    )
 
-    def change(code: str, old: str, new: str) -> DataFrame:
-        return (
-            failed.where(F.col("failure_reason_code") == code)
-            .groupBy(F.col(old).alias("subject"), F.col(new).alias("discriminator"))
-            .agg(*seen())
-        )
 
-    principal = change("PRINCIPAL_CHANGE_DURING_REAUTH", "reauth_old_principal",
-                       "reauth_new_principal")  # fmt: skip
-    mechanism = failed.where(F.col("failure_reason_code") == "MECHANISM_CHANGE_DURING_REAUTH")
-    mechanism_rows = mechanism.groupBy(
-        F.col("peer_ip").alias("subject"), F.col("mechanism").alias("discriminator")
-    ).agg(*seen())
-    repeated = (
+def _changes(failed: DataFrame, reason: str, subject: str, discriminator: str) -> DataFrame:
+    """Candidates of a change attempt: the failed re-authentications with
+    ``failure_reason_code`` ``reason``, per ``subject`` and ``discriminator`` column."""
+    return (
+        failed.where(F.col("failure_reason_code") == reason)
+        .groupBy(F.col(subject).alias("subject"), F.col(discriminator).alias("discriminator"))
+        .agg(*seen())
+    )
+
+
+def _repeated_failures(failed: DataFrame, threshold: int) -> DataFrame:
+    """Candidates of :data:`REPEATED_FAILED_REAUTHENTICATION`: per client address (subject),
+    broker and UTC day (discriminator 'YYYY-MM-DD'), when at least ``threshold``."""
+    return (
         failed.groupBy(
             F.col("peer_ip").alias("subject"),
             "node_id",
@@ -278,55 +309,36 @@ def reauth_findings(
             F.count(F.lit(1)).alias("count"),
             evidence(),
         )
-        .where(F.col("count") >= failure_threshold)
+        .where(F.col("count") >= threshold)
     )
-    return [
-        to_findings(
-            no_reauth,
-            rule_id=RULE_NO_REAUTH,
-            kip="KIP-368",
-            severity="medium",
-            subject_type="principal",
-            explanation=F.concat(
-                F.lit("client cannot re-authenticate on a listener whose sessions expire ("),
-                F.col("discriminator"),
-                F.lit("): the broker kills its connection at the first request after expiry"),
-            ),
-            run_id=run_id,
+
+
+def reauth_findings(
+    sessions: DataFrame, shakes: DataFrame, failure_threshold: int, run_id: str
+) -> list[DataFrame]:
+    """The KIP-368 findings: one ``schemas.findings.FINDINGS`` frame per rule of
+    :data:`RULES`, in that order.
+
+    Args:
+        sessions: ``reauth_sessions`` rows.
+        shakes: ``transforms.gold.kip368_reauth.replay.handshakes`` rows (the
+            ``Failed re-authentication`` ones are read).
+        failure_threshold: failed re-authentications per client address, broker and day that
+            make a :data:`REPEATED_FAILED_REAUTHENTICATION` finding.
+        run_id: the run.
+
+    Nothing raises.
+    """
+    failed = shakes.where(F.col("event_type") == ae.EVENT_REAUTHENTICATION_FAILED)
+    principal = _changes(failed, "PRINCIPAL_CHANGE_DURING_REAUTH", "reauth_old_principal",
+                         "reauth_new_principal")  # fmt: skip
+    plan = (
+        (NO_REAUTH_CLIENT_ON_EXPIRING_LISTENER, _no_reauth_sessions(sessions)),
+        (PRINCIPAL_CHANGE_ATTEMPT, principal),
+        (
+            MECHANISM_CHANGE_ATTEMPT,
+            _changes(failed, "MECHANISM_CHANGE_DURING_REAUTH", "peer_ip", "mechanism"),
         ),
-        to_findings(
-            principal,
-            rule_id=RULE_PRINCIPAL_CHANGE,
-            kip="KIP-368",
-            severity="high",
-            subject_type="principal",
-            explanation=F.concat(
-                F.lit("a connection authenticated as "),
-                F.col("subject"),
-                F.lit(" tried to re-authenticate as "),
-                F.coalesce(F.col("discriminator"), F.lit("another principal")),
-            ),
-            run_id=run_id,
-        ),
-        to_findings(
-            mechanism_rows,
-            rule_id=RULE_MECHANISM_CHANGE,
-            kip="KIP-368",
-            severity="medium",
-            subject_type="client_address",
-            explanation="a client tried to re-authenticate with another SASL mechanism",
-            run_id=run_id,
-        ),
-        to_findings(
-            repeated,
-            rule_id=RULE_REPEATED_FAILURES,
-            kip="KIP-368",
-            severity="medium",
-            subject_type="client_address",
-            explanation=F.concat(
-                F.col("count").cast("string"),
-                F.lit(" failed re-authentications from this address on one broker in a day"),
-            ),
-            run_id=run_id,
-        ),
-    ]
+        (REPEATED_FAILED_REAUTHENTICATION, _repeated_failures(failed, failure_threshold)),
+    )
+    return [to_findings(candidates, rule, run_id) for rule, candidates in plan]

@@ -2,6 +2,12 @@
 token_events and the replayed lifecycles
 (``transforms.gold.kip48_tokens.lifecycle.replay_lifecycle``).
 
+The rules are declared here (``transforms.findings.FindingRule``): :data:`REJECTIONS`,
+:data:`REQUEST_NOT_ALLOWED`, :data:`REPLAY_MISMATCH`, :data:`DESCRIBE_BY_NON_OWNER`,
+:data:`HMAC_NOT_VERIFIED`, and :func:`creation_burst_rule` / :func:`lifetime_rule`, whose
+sentences name a setting. Each ``*_findings`` function computes its rule's candidates and
+returns ``schemas.findings.FINDINGS`` rows; none raises.
+
 Every finding is built from this run's evidence only (history entries with ``in_run``, this
 run's token_events), so its ``finding_date`` is a date of the run and a re-run replaces it.
 """
@@ -13,31 +19,92 @@ from pyspark.sql import functions as F
 
 from schemas import token_events as te
 from schemas.token_lifecycle import MISMATCH_CHECKS
-from transforms.findings import evidence, seen, to_findings
+from transforms.findings import FindingRule, evidence, finding_rule, seen, to_findings
 from transforms.gold.kip48_tokens.hmac import hmac_verified
 from transforms.gold.kip48_tokens.lifecycle import lifecycle_events
 
 KIP = "KIP-48"
-#: Rejections of renew / expire by error code: (rule_id, severity, what it means).
-REJECTIONS: dict[int, tuple[str, str, str]] = {
-    62: (
-        "tokens.token_not_found",
-        "medium",
-        "presented an HMAC the cluster does not know (DELEGATION_TOKEN_NOT_FOUND): a removed "
-        "token, another cluster's, or a guessed one",
+
+# The rules (``transforms.findings``). Their sentences were concatenations: a null value leaves
+# the sentence null and the finding's explanation is its rule id (``if_null=None``).
+
+#: Rejections of renew / expire by error code (``KafkaApis.handleRenewTokenRequest`` /
+#: ``handleExpireTokenRequest``). Candidates: :func:`rejection_findings`.
+REJECTIONS: dict[int, FindingRule] = {
+    62: finding_rule(
+        "tokens.token_not_found", KIP, "medium", "principal",
+        "%s presented an HMAC the cluster does not know (DELEGATION_TOKEN_NOT_FOUND): a removed "
+        "token, another cluster's, or a guessed one; %s",
+        "subject", "discriminator", if_null=None,
     ),
-    63: (
-        "tokens.owner_mismatch",
-        "medium",
-        "is neither the token's owner nor a listed renewer (DELEGATION_TOKEN_OWNER_MISMATCH) "
-        "but holds its HMAC",
+    63: finding_rule(
+        "tokens.owner_mismatch", KIP, "medium", "principal",
+        "%s is neither the token's owner nor a listed renewer (DELEGATION_TOKEN_OWNER_MISMATCH) "
+        "but holds its HMAC; %s",
+        "subject", "discriminator", if_null=None,
     ),
-    66: (
-        "tokens.expired_token_used",
-        "low",
-        "tried to use a token past its expiry or max timestamp (DELEGATION_TOKEN_EXPIRED)",
+    66: finding_rule(
+        "tokens.expired_token_used", KIP, "low", "principal",
+        "%s tried to use a token past its expiry or max timestamp (DELEGATION_TOKEN_EXPIRED); %s",
+        "subject", "discriminator", if_null=None,
     ),
-}
+}  # fmt: skip
+#: Token requests on a channel that does not allow them (``KafkaApis.allowTokenRequests``,
+#: ``ControllerApis.allowTokenRequests``). Candidates: :func:`not_allowed_findings`.
+REQUEST_NOT_ALLOWED = finding_rule(
+    "tokens.request_not_allowed", KIP, "medium", "principal",
+    "%s sent delegation-token %s requests over a channel that does not allow them (PLAINTEXT, "
+    "1-way SSL or a token-authenticated connection): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED",
+    "subject", "discriminator", if_null=None,
+)  # fmt: skip
+#: Kafka's answer disagrees with the lifecycle replayed by the rules of
+#: ``DelegationTokenManagerZk`` / ``DelegationTokenControlManager``
+#: (``transforms.gold.kip48_tokens.lifecycle``). Candidates: :func:`mismatch_findings`.
+REPLAY_MISMATCH = finding_rule(
+    "tokens.replay_mismatch", KIP, "medium", "token",
+    "Kafka's answer disagrees with the replayed KIP-48 rule (%s) for token %s: a broker with "
+    "other delegation.token.* settings, or logs of another cluster",
+    "discriminator", "subject", if_null=None,
+)  # fmt: skip
+#: A DescribeDelegationToken answer listed a token to a non-owner, non-renewer
+#: (``KafkaApis.handleDescribeTokensRequest``). Candidates: :func:`describe_findings`.
+DESCRIBE_BY_NON_OWNER = finding_rule(
+    "tokens.describe_by_non_owner", KIP, "low", "principal",
+    "%s described token %s without being its owner or a renewer",
+    "subject", "discriminator", if_null=None,
+)  # fmt: skip
+#: A token id logged with an HMAC that is not HMAC-SHA512(secret, id)
+#: (``kafka.server.DelegationTokenManager.createHmac``; KRaft:
+#: ``DelegationTokenControlManager.createHmac``). Candidates: :func:`hmac_findings`.
+HMAC_NOT_VERIFIED = finding_rule(
+    "tokens.hmac_not_verified", KIP, "high", "token",
+    "the HMAC logged for token %s is not HMAC-SHA512 of its id under this cluster's "
+    "delegation.token.secret.key",
+    "subject", if_null=None,
+)  # fmt: skip
+
+
+def creation_burst_rule(threshold: int, window_ms: int) -> FindingRule:
+    """``tokens.creation_burst`` (medium): ``threshold`` CreateDelegationToken requests by one
+    principal within ``window_ms`` (the project's rule; Kafka has no such limit). Candidates:
+    :func:`burst_findings`. The sentence names the settings; nothing raises."""
+    return finding_rule(
+        "tokens.creation_burst", KIP, "medium", "principal",
+        f"%s created %s delegation tokens within {window_ms} ms (threshold {threshold})",
+        "subject", "count", if_null=None,
+    )  # fmt: skip
+
+
+def lifetime_rule(factor: float) -> FindingRule:
+    """``tokens.lifetime_exceeds_max`` (high): a token alive more than ``factor`` x
+    ``delegation.token.max.lifetime.ms`` after issue (the max timestamp of
+    ``DelegationTokenManagerZk`` / ``DelegationTokenControlManager``). Candidates:
+    :func:`lifetime_findings`. The sentence names the setting; nothing raises."""
+    return finding_rule(
+        "tokens.lifetime_exceeds_max", KIP, "high", "token",
+        f"token %s was alive more than {factor} x delegation.token.max.lifetime.ms after issue",
+        "subject", if_null=None,
+    )  # fmt: skip
 
 
 def _grouped(rows: DataFrame, subject: Column, discriminator: Column) -> DataFrame:
@@ -74,21 +141,10 @@ def rejection_findings(entries: DataFrame, run_id: str) -> list[DataFrame]:
     """
     out = []
     c = F.col
-    for code, (rule_id, severity, meaning) in REJECTIONS.items():
+    for code, rule in REJECTIONS.items():
         rows = entries.where((c("error_code") == code) & c("actor").isNotNull())
         candidates = _grouped(rows, c("actor"), F.concat_ws(" ", "operation", "token_key"))
-        text = F.concat(c("subject"), F.lit(f" {meaning}; "), c("discriminator"))
-        out.append(
-            to_findings(
-                candidates,
-                rule_id=rule_id,
-                kip=KIP,
-                severity=severity,
-                subject_type="principal",
-                explanation=text,
-                run_id=run_id,
-            )
-        )
+        out.append(to_findings(candidates, rule, run_id))
     return out
 
 
@@ -118,24 +174,7 @@ def not_allowed_findings(token_events: DataFrame, run_id: str) -> DataFrame:
             evidence(),
         )
     )
-    text = F.concat(
-        F.col("subject"),
-        F.lit(" sent delegation-token "),
-        F.col("discriminator"),
-        F.lit(
-            " requests over a channel that does not allow them (PLAINTEXT, 1-way SSL or a "
-            "token-authenticated connection): DELEGATION_TOKEN_REQUEST_NOT_ALLOWED"
-        ),
-    )
-    return to_findings(
-        candidates,
-        rule_id="tokens.request_not_allowed",
-        kip=KIP,
-        severity="medium",
-        subject_type="principal",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates, REQUEST_NOT_ALLOWED, run_id)
 
 
 def mismatch_findings(entries: DataFrame, run_id: str) -> DataFrame:
@@ -145,22 +184,7 @@ def mismatch_findings(entries: DataFrame, run_id: str) -> DataFrame:
     'hmac:<fingerprint>'); discriminator: the check."""
     rows = entries.where(F.col("check").isin(*MISMATCH_CHECKS))
     candidates = _grouped(rows, F.col("token_key"), F.col("check"))
-    text = F.concat(
-        F.lit("Kafka's answer disagrees with the replayed KIP-48 rule ("),
-        F.col("discriminator"),
-        F.lit(") for token "),
-        F.col("subject"),
-        F.lit(": a broker with other delegation.token.* settings, or logs of another cluster"),
-    )
-    return to_findings(
-        candidates,
-        rule_id="tokens.replay_mismatch",
-        kip=KIP,
-        severity="medium",
-        subject_type="token",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates, REPLAY_MISMATCH, run_id)
 
 
 def burst_findings(
@@ -189,21 +213,7 @@ def burst_findings(
         evidence(),
     )
     candidates = per.where(c("count") >= threshold).withColumn("discriminator", F.lit(""))
-    text = F.concat(
-        c("subject"),
-        F.lit(" created "),
-        c("count").cast("string"),
-        F.lit(f" delegation tokens within {window_ms} ms (threshold {threshold})"),
-    )
-    return to_findings(
-        candidates,
-        rule_id="tokens.creation_burst",
-        kip=KIP,
-        severity="medium",
-        subject_type="principal",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates, creation_burst_rule(threshold, window_ms), run_id)
 
 
 def lifetime_findings(
@@ -227,20 +237,7 @@ def lifetime_findings(
         .where(age > F.lit(factor) * c("max_lifetime_ms"))
     )
     candidates = _grouped(rows, c("token_key"), F.lit(""))
-    text = F.concat(
-        F.lit("token "),
-        c("subject"),
-        F.lit(f" was alive more than {factor} x delegation.token.max.lifetime.ms after issue"),
-    )
-    return to_findings(
-        candidates,
-        rule_id="tokens.lifetime_exceeds_max",
-        kip=KIP,
-        severity="high",
-        subject_type="token",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates, lifetime_rule(factor), run_id)
 
 
 def describe_findings(token_events: DataFrame, run_id: str) -> DataFrame:
@@ -256,21 +253,7 @@ def describe_findings(token_events: DataFrame, run_id: str) -> DataFrame:
         & ~F.coalesce(F.array_contains(c("renewers"), c("requester")), F.lit(False))
     )
     candidates = _grouped(rows, c("requester"), c("token_id"))
-    text = F.concat(
-        c("subject"),
-        F.lit(" described token "),
-        c("discriminator"),
-        F.lit(" without being its owner or a renewer"),
-    )
-    return to_findings(
-        candidates,
-        rule_id="tokens.describe_by_non_owner",
-        kip=KIP,
-        severity="low",
-        subject_type="principal",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates, DESCRIBE_BY_NON_OWNER, run_id)
 
 
 def hmac_findings(
@@ -285,17 +268,4 @@ def hmac_findings(
     pairs = token_events.where(c("token_id").isNotNull() & c("hmac_fingerprint").isNotNull())
     candidates = _grouped(pairs, c("token_id"), c("hmac_fingerprint"))
     verified = hmac_verified(c("subject"), c("discriminator"), secret, fingerprint_key)
-    text = F.concat(
-        F.lit("the HMAC logged for token "),
-        c("subject"),
-        F.lit(" is not HMAC-SHA512 of its id under this cluster's delegation.token.secret.key"),
-    )
-    return to_findings(
-        candidates.where(~verified),
-        rule_id="tokens.hmac_not_verified",
-        kip=KIP,
-        severity="high",
-        subject_type="token",
-        explanation=text,
-        run_id=run_id,
-    )
+    return to_findings(candidates.where(~verified), HMAC_NOT_VERIFIED, run_id)
