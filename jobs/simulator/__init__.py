@@ -1,4 +1,4 @@
-"""The cluster-day log simulator behind ``kafka-audit generate`` (issue 7).
+"""The cluster-day log simulator behind ``kafka-audit generate``.
 
 ``base`` is the contract (World, Node, Client, LogLine, Truth, Area); ``world`` builds the
 cluster from the options; the areas (``auth``, ``requests``, ``authorizer``, ``tokens``,
