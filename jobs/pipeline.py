@@ -27,7 +27,7 @@ from pyspark.sql.types import StructType
 from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.fingerprint_keys import fingerprint_key, token_secret
-from jobs.gold.context import Gold, GoldContext
+from jobs.gold.context import Gold, GoldContext, PlannedTable
 from jobs.gold.registry import build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import SourceFile, damaged_files, discover_sources, node_property_rows
@@ -197,23 +197,23 @@ def replaced_dates(dates: DataFrame, config: RunConfig) -> list[date | None]:
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
-Plan = list[tuple[DataFrame, str, StructType, Sequence[str]]]
+Plan = list[PlannedTable]
 
 
 def _write_all(
     lake: Lake, plan: Plan, dates: list[date | None] | None, app_id: str
 ) -> list[WriteResult]:
-    """Write each (frame, table, schema, partition columns) in one commit: replacing the date
-    partitions ``dates``, or the whole table when ``dates`` is None."""
+    """Write each planned table in one commit: replacing the date partitions ``dates``, or the
+    whole table when ``dates`` is None."""
     results = []
-    for df, table, schema, partition_by in plan:
-        log.info("writing %s", table)
+    for table in plan:
+        log.info("writing %s", table.name)
         results.append(
             lake.write(
-                df,
-                table,
-                schema=schema,
-                partition_by=partition_by,
+                table.df,
+                table.name,
+                schema=table.schema,
+                partition_by=table.partition_by,
                 replace_partitions=dates,
                 replace_all=dates is None,
                 app_id=app_id,
@@ -226,7 +226,9 @@ def bronze_plan(bronze: Bronze) -> Plan:
     """Bronze (``raw_lines``): the run's date partitions, written first; silver is parsed
     from what it wrote."""
     return [
-        (bronze.bronze, raw_lines.TABLE_NAME, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS),
+        PlannedTable(
+            raw_lines.TABLE_NAME, bronze.bronze, raw_lines.RAW_LINES, raw_lines.PARTITION_COLUMNS
+        ),
     ]
 
 
@@ -235,14 +237,22 @@ def silver_plan(silver: Silver, coverage: DataFrame) -> Plan:
     written before gold, which reads them back."""
     return [
         *[
-            (silver.silver[name], name, schema, partition)
+            PlannedTable(name, silver.silver[name], schema, partition)
             for name, (schema, partition) in SILVER_TABLES.items()
         ],
-        (silver.quarantine, quarantine.TABLE_NAME, quarantine.QUARANTINE,
-         quarantine.PARTITION_COLUMNS),
-        (coverage, run_coverage.TABLE_NAME, run_coverage.RUN_COVERAGE,
-         run_coverage.PARTITION_COLUMNS),
-    ]  # fmt: skip
+        PlannedTable(
+            quarantine.TABLE_NAME,
+            silver.quarantine,
+            quarantine.QUARANTINE,
+            quarantine.PARTITION_COLUMNS,
+        ),
+        PlannedTable(
+            run_coverage.TABLE_NAME,
+            coverage,
+            run_coverage.RUN_COVERAGE,
+            run_coverage.PARTITION_COLUMNS,
+        ),
+    ]
 
 
 def gold_plan(context: GoldContext, gold: Gold) -> Plan:
@@ -256,11 +266,17 @@ def gold_plan(context: GoldContext, gold: Gold) -> Plan:
     if gold.metrics is not None:
         metrics = metrics.unionByName(gold.metrics)
     return [
-        *[(t.df, t.name, t.schema, t.partition_by) for t in gold.tables],
-        (metrics, security_metrics.TABLE_NAME, security_metrics.SECURITY_METRICS,
-         security_metrics.PARTITION_COLUMNS),
-        (gold.findings, findings.TABLE_NAME, findings.FINDINGS, findings.PARTITION_COLUMNS),
-    ]  # fmt: skip
+        *gold.tables,
+        PlannedTable(
+            security_metrics.TABLE_NAME,
+            metrics,
+            security_metrics.SECURITY_METRICS,
+            security_metrics.PARTITION_COLUMNS,
+        ),
+        PlannedTable(
+            findings.TABLE_NAME, gold.findings, findings.FINDINGS, findings.PARTITION_COLUMNS
+        ),
+    ]
 
 
 def written(

@@ -1,4 +1,4 @@
-"""What a gold builder reads and what it plans: ``GoldContext``, ``GoldTable``, ``GoldOutput``.
+"""What a gold builder reads and what it plans: ``GoldContext``, ``PlannedTable``, ``GoldOutput``.
 
 Every builder (``jobs.gold.kip*``) imports this module and nothing else of ``jobs.gold``; the
 registry (``jobs.gold.registry``) imports the builders. No cycle.
@@ -6,7 +6,7 @@ registry (``jobs.gold.registry``) imports the builders. No cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -55,18 +55,20 @@ class GoldContext:
 
 
 @dataclass(frozen=True)
-class GoldTable:
-    """A gold table to write.
+class PlannedTable:
+    """A table to write, as the gold builders plan theirs and ``jobs.pipeline`` plans bronze
+    and silver: one Delta commit each.
 
     Attributes:
         name / schema / partition_by: the table (``schemas/``).
-        df: all its rows (every run rewrites every gold table whole, in one commit).
+        df: its rows: every row of a gold table (rewritten whole by every run), or this run's
+            date partitions of bronze and silver.
     """
 
     name: str
     df: DataFrame
     schema: StructType
-    partition_by: tuple[str, ...]
+    partition_by: Sequence[str]
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class GoldOutput:
     ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``), and the frames
     it persisted because several outputs read them (unpersisted after the writes)."""
 
-    tables: tuple[GoldTable, ...] = ()
+    tables: tuple[PlannedTable, ...] = ()
     findings: tuple[DataFrame, ...] = ()
     metrics: tuple[DataFrame, ...] = ()
     cached: tuple[DataFrame, ...] = ()
@@ -88,7 +90,7 @@ Builder = Callable[[GoldContext], GoldOutput]
 class Gold:
     """Every builder's output stacked: the tables, one findings frame, extra metrics."""
 
-    tables: list[GoldTable]
+    tables: list[PlannedTable]
     findings: DataFrame
     metrics: DataFrame | None
     names: list[str] = field(default_factory=list)

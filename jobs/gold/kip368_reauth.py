@@ -9,7 +9,7 @@ from pyspark import StorageLevel
 
 from jobs.config import area_rules
 from jobs.errors import ConfigError
-from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from schemas import auth_events, request_events
 from schemas import reauth_readiness as readiness_schema
 from schemas import reauth_sessions as sessions_schema
@@ -53,9 +53,10 @@ class ReauthRules:
         24 * 60 * MINUTE_MS,
     )
     capabilities: tuple[str, ...] = DEFAULT_CAPABILITIES
-    handshake_max_gap_ms: int = 1_000
-    pairing_window_ms: int = 60_000
-    idle_ms: int = 10 * MINUTE_MS
+    # The replay's own defaults (transforms.gold.kip368_reauth.sessions.ReplayWindows), once.
+    handshake_max_gap_ms: int = ReplayWindows().handshake_max_gap_ms
+    pairing_window_ms: int = ReplayWindows().pairing_window_ms
+    idle_ms: int = ReplayWindows().idle_ms
     failed_reauth_threshold: int = 3
 
 
@@ -99,13 +100,13 @@ def build(context: GoldContext) -> GoldOutput:
     readiness_df = readiness(sessions_df, requests, rules.readiness_candidates_ms, run_id)
     return GoldOutput(
         tables=(
-            GoldTable(
+            PlannedTable(
                 sessions_schema.TABLE_NAME,
                 sessions_df,
                 sessions_schema.REAUTH_SESSIONS,
                 sessions_schema.PARTITION_COLUMNS,
             ),
-            GoldTable(
+            PlannedTable(
                 readiness_schema.TABLE_NAME,
                 readiness_df,
                 readiness_schema.REAUTH_READINESS,

@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame
 
 from jobs.config import area_rules
 from jobs.errors import ConfigError
-from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from schemas import token_lifecycle as tl
 from schemas.token_events import MODE_KRAFT, MODE_ZOOKEEPER
 from transforms.frames import local_frame
@@ -108,7 +108,7 @@ def build(context: GoldContext) -> GoldOutput:
     ]
     if secret and fingerprint_key:
         findings.append(tf.hmac_findings(events, secret, fingerprint_key, run_id))
-    table = GoldTable(
+    table = PlannedTable(
         name=tl.TABLE_NAME,
         df=lifecycle,
         schema=tl.TOKEN_LIFECYCLE,

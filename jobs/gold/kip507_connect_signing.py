@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyspark.sql.types import DateType, StructField, StructType
 
 from jobs.config import area_rules
-from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from schemas import connect_internal_requests as ir
 from schemas import connect_requests as cr
 from schemas import connect_session_keys as sk
@@ -73,9 +73,9 @@ def build(context: GoldContext) -> GoldOutput:
         run_id=run_id,
     )
     tables = (
-        GoldTable(ir.TABLE_NAME, signing.internal_request_counts(attempts, run_id),
+        PlannedTable(ir.TABLE_NAME, signing.internal_request_counts(attempts, run_id),
                   ir.CONNECT_INTERNAL_REQUESTS, ir.PARTITION_COLUMNS),
-        GoldTable(sk.TABLE_NAME, session_keys, sk.CONNECT_SESSION_KEYS, sk.PARTITION_COLUMNS),
+        PlannedTable(sk.TABLE_NAME, session_keys, sk.CONNECT_SESSION_KEYS, sk.PARTITION_COLUMNS),
     )  # fmt: skip
     findings = signing.connect_findings(
         attempts,

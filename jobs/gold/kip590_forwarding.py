@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pyspark import StorageLevel
 
 from jobs.config import area_rules
-from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from schemas import authz_decisions, request_events
 from schemas import forwarded_requests as fr
 from transforms.gold import kip590_forwarding as forwarding
@@ -61,7 +61,7 @@ def build(context: GoldContext) -> GoldOutput:
     metrics = windowed_counts(forwarding.forwarding_metric_events(table), run_id)
     return GoldOutput(
         tables=(
-            GoldTable(
+            PlannedTable(
                 name=fr.TABLE_NAME,
                 df=table,
                 schema=fr.FORWARDED_REQUESTS,

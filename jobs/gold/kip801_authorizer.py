@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pyspark import StorageLevel
 
 from jobs.config import area_rules
-from jobs.gold.context import GoldContext, GoldOutput, GoldTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from schemas import authorizer_readiness as ar
 from schemas import authz_decisions, request_events
 from transforms.gold import kip801_authorizer as authorizer
@@ -69,7 +69,7 @@ def build(context: GoldContext) -> GoldOutput:
     )
     return GoldOutput(
         tables=(
-            GoldTable(
+            PlannedTable(
                 name=ar.TABLE_NAME,
                 df=table,
                 schema=ar.AUTHORIZER_READINESS,

@@ -20,7 +20,7 @@ from jobs.gold import (
     kip590_forwarding,
     kip801_authorizer,
 )
-from jobs.gold.context import Builder, Gold, GoldContext, GoldTable
+from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable
 from schemas.findings import FINDINGS
 from schemas.security_metrics import SECURITY_METRICS
 from transforms.frames import local_frame, union_by_name
@@ -44,7 +44,7 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
         Their tables; their findings stacked into one frame of ``FINDINGS`` (empty when no
         builder has findings); their extra metrics stacked (None when there are none).
     """
-    tables: list[GoldTable] = []
+    tables: list[PlannedTable] = []
     findings: list[DataFrame] = []
     metrics: list[DataFrame] = []
     cached: list[DataFrame] = []
