@@ -74,7 +74,7 @@ def build(context: GoldContext) -> GoldOutput:
     )
     tables = (
         PlannedTable(ir.TABLE_NAME, signing.internal_request_counts(attempts, run_id),
-                  ir.CONNECT_INTERNAL_REQUESTS, ir.PARTITION_COLUMNS),
+                     ir.CONNECT_INTERNAL_REQUESTS, ir.PARTITION_COLUMNS),
         PlannedTable(sk.TABLE_NAME, session_keys, sk.CONNECT_SESSION_KEYS, sk.PARTITION_COLUMNS),
     )  # fmt: skip
     findings = signing.connect_findings(
