@@ -10,7 +10,7 @@ echo "== ruff"
 echo "== mypy"
 .venv/bin/mypy
 echo "== import rules (lint-imports; [tool.importlinter] in pyproject.toml)"
-.venv/bin/lint-imports
+.venv/bin/lint-imports --no-logo
 echo "== pytest"
 set +e
 # Two workers, whole modules each (their module-scoped lakes and pipeline runs stay shared): a
