@@ -85,7 +85,12 @@ class _Sink:
             name = self.file_name if age == 0 else f"{self.file_name}.{age}"
             if age > 0 and compress:
                 name += ".gz"
-                with open(path, "rb") as source, gzip.open(self.folder / name, "wb") as target:
+                # mtime=0: the header would carry the write time, and the same seed must give
+                # the same bytes.
+                with (
+                    open(path, "rb") as source,
+                    gzip.GzipFile(self.folder / name, "wb", mtime=0) as target,
+                ):
                     shutil.copyfileobj(source, target, _BUFFER_BYTES)
                 os.remove(path)
             else:

@@ -132,6 +132,12 @@ def test_rotation_and_gzip(tmp_path: Path) -> None:
             assert joined == _read(folder / stream), f"{folder.name}/{stream}"
             assert all(len(_read(p)) <= 200 + 3 for p in parts)  # a handshake stays whole
     assert summary.lines == sum(len(_read(p)) for p in out.rglob("*.log*"))
+    # The same seed gives the same bytes, gzip files included (their header holds no time).
+    again = tmp_path / "again"
+    generate(_options(again, rotate_lines=200, gzip=True), progress=None)
+    zipped = sorted(p.relative_to(out) for p in out.rglob("*.gz"))
+    assert zipped == sorted(p.relative_to(again) for p in again.rglob("*.gz"))
+    assert [(out / z).read_bytes() for z in zipped] == [(again / z).read_bytes() for z in zipped]
 
 
 def _age(path: Path) -> int:
