@@ -186,3 +186,29 @@ def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> Non
         "text string",
     )
     assertDataFrameEqual(got, expected)
+
+
+def test_node_id_in_message_reads_every_prefix_kafka_writes(spark: SparkSession) -> None:
+    messages = [
+        "[SocketServer listenerType=BROKER, nodeId=2] Failed authentication with /10.0.0.5",
+        "[SocketServer brokerId=3] Started 1 acceptor threads",
+        "[QuorumController id=4] Created topic t",
+        "[Token Manager on Node 5]: Created a delegation token",
+        "[StandardAuthorizer 6] Initialized with 3 acl(s).",
+        "[KafkaServer id=7] started",
+        # ReplicaManager / state-change.log, the ZooKeeper-mode controller, KafkaApis:
+        "[Broker id=8] Handling LeaderAndIsr request correlationId 1 from controller 1 epoch 1",
+        "[Controller id=9] Processing automatic preferred replica leader election",
+        "[Controller id=10, targetBrokerId=1] Connection to node 1 could not be established.",
+        "[KafkaApi-11] Auto creation of topic __consumer_offsets with 50 partitions",
+        "[Worker clientId=connect-1, groupId=connect-cluster] Rebalance started",
+        # No node id: clientId= / correlationId= of a request line, and none at all.
+        "Completed request:RequestHeader(apiKey=FETCH, clientId=consumer-1, correlationId=5)",
+        "no id here",
+        None,
+    ]
+    frame = spark.createDataFrame([(m,) for m in messages], "message string")
+    got = [r[0] for r in frame.select(node_id_in_message(F.col("message"))).collect()]
+    assert got == [
+        "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "connect-1", None, None, None,
+    ]  # fmt: skip

@@ -26,18 +26,19 @@ CONTINUATION = "continuation"
 
 # Prefixes under which Kafka writes its own node id (docs/kafka-log-formats.md sections 1, 3, 4, 6):
 # SocketServer 2.8+/2.x, QuorumController, the token manager, StandardAuthorizer, KafkaServer,
-# and the Connect herder's LogContext (the worker's client id).
+# ReplicaManager / state-change ``[Broker id=N]``, the ZooKeeper-mode ``[Controller id=N]``,
+# ``KafkaApis``' ``[KafkaApi-N]``, and the Connect herder's LogContext (the worker's client id).
 _NODE_ID_PATTERN = (
     r"(?:nodeId=|brokerId=|\[QuorumController id=|\[Token Manager on Node |"
     r"\[StandardAuthorizer |\[KafkaServer id=|\[BrokerServer id=|\[ControllerServer id=|"
-    r"\[Worker clientId=)([^,\]\s]+)"
+    r"\[Broker id=|\[Controller id=|\[KafkaApi-|\[Worker clientId=)([^,\]\s]+)"
 )
 #: Substrings every ``_NODE_ID_PATTERN`` match contains (`` id=`` covers the four
 #: ``[... id=`` prefixes). Not ``Id=`` alone: every pre-2.8 request-log line has
 #: ``clientId=`` and ``correlationId=`` and would go through the regex.
 _NODE_ID_MARKERS = (
     "nodeId=", "brokerId=", " id=", "[Token Manager on Node ", "[StandardAuthorizer ",
-    "[Worker clientId=",
+    "[KafkaApi-", "[Worker clientId=",
 )  # fmt: skip
 
 
@@ -191,8 +192,9 @@ def node_id_in_message(message: Column) -> Column:
     """The node id a record names in its own log prefix, else null.
 
     Recognises ``nodeId=N`` / ``brokerId=N`` (SocketServer), ``[QuorumController id=N]``,
-    ``[Token Manager on Node N]``, ``[StandardAuthorizer N]``, ``[KafkaServer id=N]`` and the
-    Connect herder's ``[Worker clientId=<id>, ...]``. Null in, null out.
+    ``[Token Manager on Node N]``, ``[StandardAuthorizer N]``, ``[KafkaServer id=N]``,
+    ``[Broker id=N]``, ``[Controller id=N]``, ``[KafkaApi-N]`` and the Connect herder's
+    ``[Worker clientId=<id>, ...]``. Null in, null out.
     """
     # Every prefix above contains one of these; a substring search skips the regex for the
     # rest (most lines), which is several times cheaper than the alternation at every position.
