@@ -82,23 +82,55 @@ def version_key(version: Column) -> Column:
     return F.when(version.rlike(r"^\d"), F.concat(*padded))
 
 
+#: The librdkafka version a language binding reports inside its own version string (KIP-511
+#: ``client.software.version``): confluent-kafka-python ``1.9.2-rdkafka-1.9.2``, and the Go,
+#: .NET and JavaScript bindings in the same ``<own>-rdkafka-<librdkafka>`` /
+#: ``-librdkafka-`` form. KIP-368 support is librdkafka's, whatever the binding's own version.
+LIBRDKAFKA_IN_VERSION = r"(?:^|[-_])(?:lib)?rdkafka-v?(\d+(?:\.\d+)*)"
+LIBRDKAFKA = "librdkafka"
+
+
 def with_software_capability(sessions: DataFrame, capabilities: DataFrame) -> DataFrame:
     """Add ``capability_by_software`` (boolean): whether the client software and version can
     re-authenticate per the capability table; null when the software is unknown or not in it.
 
+    A client whose version string carries a librdkafka version (``LIBRDKAFKA_IN_VERSION``) is
+    judged by that version against the ``librdkafka`` entry, unless the table names its own
+    software (``confluent-kafka-python>=...``), which then wins.
+
     Input columns: client_software_name, client_software_version (string).
+    Output columns: the input's + capability_by_software (boolean).
     """
     table = capabilities.select(
         F.col("client_software_name").alias("_cap_name"), F.col("min_version").alias("_cap_min")
     )
-    joined = sessions.join(
+    version = F.col("client_software_version")
+    embedded = F.nullif(F.regexp_extract(version, LIBRDKAFKA_IN_VERSION, 1), F.lit(""))
+    own = sessions.join(
         F.broadcast(table), sessions["client_software_name"] == F.col("_cap_name"), "left"
     )
-    can = F.when(F.col("_cap_name").isNull(), F.lit(None).cast("boolean")).otherwise(
-        F.col("_cap_min").isNotNull()
-        & (version_key(F.col("client_software_version")) >= version_key(F.col("_cap_min")))
+    by_library = F.broadcast(
+        table.where(F.col("_cap_name") == LIBRDKAFKA).select(
+            F.col("_cap_min").alias("_lib_min"), F.lit(True).alias("_lib_listed")
+        )
     )
-    return joined.withColumn("capability_by_software", can).drop("_cap_name", "_cap_min")
+    joined = own.withColumn("_embedded", embedded).join(
+        by_library, F.col("_cap_name").isNull() & F.col("_embedded").isNotNull(), "left"
+    )
+    can_own = F.col("_cap_min").isNotNull() & (
+        version_key(version) >= version_key(F.col("_cap_min"))
+    )
+    can_lib = F.col("_lib_min").isNotNull() & (
+        version_key(F.col("_embedded")) >= version_key(F.col("_lib_min"))
+    )
+    can = (
+        F.when(F.col("_cap_name").isNotNull(), can_own)
+        .when(F.col("_lib_listed").isNotNull(), can_lib)
+        .otherwise(F.lit(None).cast("boolean"))
+    )
+    return joined.withColumn("capability_by_software", can).drop(
+        "_cap_name", "_cap_min", "_embedded", "_lib_min", "_lib_listed"
+    )
 
 
 def max_reauth_config(node_properties: DataFrame) -> DataFrame:
