@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from jobs.errors import ConfigError
+from schemas.raw_lines import LAYOUT_DECLARED
+from transforms.bronze.log4j_pattern import LayoutPatternError, compile_pattern
 
 ENGINES = ("auto", "native", "embedded")
 
@@ -56,16 +58,25 @@ class SourceSpec:
         path: local file, folder of node folders, or glob.
         time_zone: zone of the log4j timestamps in these files (they carry no offset).
         node_id: force the node id of every file under ``path`` (else discovered).
+        layout_pattern: the log4j ConversionPattern these files were written with (else the
+            node's own logging config beside its logs, else the built-in layouts;
+            docs/layouts.md).
     """
 
     path: str
     time_zone: str = "UTC"
     node_id: str | None = None
+    layout_pattern: str | None = None
 
     def __post_init__(self) -> None:
         if not self.path:
             raise ConfigError("sources: 'path' must not be empty")
         check_time_zone(self.time_zone, f"source {self.path!r} time_zone")
+        if self.layout_pattern is not None:
+            try:
+                compile_pattern(self.layout_pattern, LAYOUT_DECLARED)
+            except LayoutPatternError as error:
+                raise ConfigError(f"source {self.path!r} layout_pattern: {error}") from error
 
 
 @dataclass(frozen=True)
@@ -217,6 +228,7 @@ def _source_specs(
                 path=source_path,
                 time_zone=_str(item, "time_zone", path, where) or default_tz,
                 node_id=_str(item, "node_id", path, where),
+                layout_pattern=_str(item, "layout_pattern", path, where),
             )
         )
     return tuple(specs)

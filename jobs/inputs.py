@@ -22,6 +22,10 @@ import javaproperties
 
 from jobs.config import SourceSpec
 from jobs.errors import ConfigError, InputError
+from jobs.logging_config import LoggingLayouts, folder_logging_config
+from schemas.raw_lines import LAYOUT_DECLARED, LAYOUT_LOGGING_CONFIG
+from transforms.bronze.layout import DeclaredLayout, needs_own_regex
+from transforms.bronze.log4j_pattern import LayoutPatternError, compile_pattern
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,11 @@ class SourceFile:
     time_zone: str
     config: NodeConfig | None
     forced_node_id: str | None
+    #: The log4j ConversionPattern the file was written with, if declared or found, and where
+    #: it came from (``declared``: the source's layout_pattern; ``logging_config``: the node's
+    #: log4j config beside its logs).
+    layout_pattern: str | None = None
+    layout_origin: str | None = None
 
     @property
     def node_id(self) -> str | None:
@@ -141,8 +150,28 @@ def _expand(spec: SourceSpec) -> list[Path]:
     return files
 
 
+def _logging_config(folder: Path) -> LoggingLayouts | None:
+    """The node's logging config in ``folder``, or None; a config that cannot be read is
+    warned about and left out (the built-in layouts still apply)."""
+    try:
+        return folder_logging_config(folder)
+    except ConfigError as error:
+        log.warning("%s; its layouts are not used", error)
+        return None
+
+
+def _layout(
+    spec: SourceSpec, path: Path, logging: LoggingLayouts | None
+) -> tuple[str | None, str | None]:
+    """(pattern, origin) of a file: the source's layout_pattern, else its node's config's."""
+    if spec.layout_pattern is not None:
+        return spec.layout_pattern, LAYOUT_DECLARED
+    found = logging.pattern_for(path) if logging is not None else None
+    return (found, LAYOUT_LOGGING_CONFIG) if found is not None else (None, None)
+
+
 def discover_sources(specs: Sequence[SourceSpec]) -> list[SourceFile]:
-    """List every log file of the inputs with its node folder and node config.
+    """List every log file of the inputs with its node folder, node config and layout.
 
     Raises:
         InputError: a path does not exist, a glob matches nothing, a file is unreadable, or
@@ -151,12 +180,15 @@ def discover_sources(specs: Sequence[SourceSpec]) -> list[SourceFile]:
     """
     seen: dict[Path, SourceFile] = {}
     configs: dict[Path, NodeConfig | None] = {}
+    logging_configs: dict[Path, LoggingLayouts | None] = {}
     for spec in specs:
         for path in _expand(spec):
             resolved = path.resolve()
             folder = resolved.parent
             if folder not in configs:
                 configs[folder] = folder_config(folder)
+                logging_configs[folder] = _logging_config(folder)
+            pattern, origin = _layout(spec, resolved, logging_configs[folder])
             seen.setdefault(
                 resolved,
                 SourceFile(
@@ -166,11 +198,38 @@ def discover_sources(specs: Sequence[SourceSpec]) -> list[SourceFile]:
                     time_zone=spec.time_zone,
                     config=configs[folder],
                     forced_node_id=spec.node_id,
+                    layout_pattern=pattern,
+                    layout_origin=origin,
                 ),
             )
     if not seen:
         raise InputError("the inputs hold no log file (*.log*, *.out, *.txt, or a file path)")
     return list(seen.values())
+
+
+def declared_layouts(sources: Iterable[SourceFile]) -> list[DeclaredLayout]:
+    """The compiled layouts the files were declared with, each with its files' paths (as
+    ``jobs.ingest.read_lines`` reports them), for ``transforms.bronze.records.number_lines``.
+
+    Patterns the built-in header regex parses as such (Kafka's own) need no regex and are left
+    out. A node's logging config whose pattern cannot be compiled is warned about and left out
+    (a source's layout_pattern was compiled when the config was read).
+    """
+    groups: dict[tuple[str, str], list[str]] = {}
+    for source in sources:
+        if source.layout_pattern is None or source.layout_origin is None:
+            continue
+        if needs_own_regex(source.layout_pattern):
+            key = (source.layout_origin, source.layout_pattern)
+            groups.setdefault(key, []).append(str(source.path))
+    declared: list[DeclaredLayout] = []
+    for (origin, pattern), paths in groups.items():
+        try:
+            declared.append((compile_pattern(pattern, origin), tuple(paths)))
+        except LayoutPatternError as error:
+            log.warning("%d file(s) such as %s: %s; the built-in layouts apply", len(paths),
+                        paths[0], error)  # fmt: skip
+    return declared
 
 
 def source_rows(sources: Iterable[SourceFile]) -> list[tuple[str, str, str, str | None, str]]:

@@ -30,12 +30,18 @@ from jobs.fingerprint_keys import fingerprint_key, token_secret
 from jobs.gold.context import Gold, GoldContext, PlannedTable
 from jobs.gold.registry import build_gold
 from jobs.ingest import read_lines, sources_frame
-from jobs.inputs import SourceFile, damaged_files, discover_sources, node_property_rows
+from jobs.inputs import (
+    SourceFile,
+    damaged_files,
+    declared_layouts,
+    discover_sources,
+    node_property_rows,
+)
 from jobs.lake.tables import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
 from jobs.small_input import small_input_settings
-from jobs.summary import RunSummary, TableWrite
+from jobs.summary import RunSummary, TableWrite, unrecognized_layout_warnings
 from schemas import (
     auth_events,
     authz_decisions,
@@ -129,7 +135,7 @@ def build_bronze(
         key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     disk = StorageLevel.MEMORY_AND_DISK
-    numbered = number_lines(read_lines(spark, sources)).persist(disk)
+    numbered = number_lines(read_lines(spark, sources), declared_layouts(sources)).persist(disk)
     runs = continuation_runs(numbered).persist(disk)
     runs.count()  # materialised: the planner sizes the broadcast from the cached rows
     folded = fold_records(numbered, runs)
@@ -463,7 +469,10 @@ def _run(
         readiness=readiness,
         findings=found,
         damaged_files=damaged,
-        warnings=[f"{path}: {reason}" for path, reason in damaged.items()],
+        warnings=[
+            *[f"{path}: {reason}" for path, reason in damaged.items()],
+            *unrecognized_layout_warnings(rows),
+        ],
     )
 
 

@@ -26,6 +26,30 @@ _SHORT = {
 }
 
 
+#: A file whose records are mostly in no known layout gets a warning (share of its records).
+UNRECOGNIZED_SHARE = 0.5
+
+
+def unrecognized_layout_warnings(accounting: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One warning per file whose records are mostly of layout ``unrecognized`` (more than
+    ``UNRECOGNIZED_SHARE`` of its records in the window), saying how to declare its layout.
+
+    Input: accounting rows (``transforms.bronze.accounting.line_accounting``, as dicts).
+    """
+    warnings = []
+    for row in accounting:
+        unknown, records = int(row.get("unrecognized") or 0), int(row["bronze_records"])
+        if unknown and unknown > UNRECOGNIZED_SHARE * records:
+            warnings.append(
+                f"{row['source_path']}: {unknown} of {records} records are in a log layout the "
+                "pipeline does not know (security lines among them are quarantined as "
+                "unrecognized_layout); declare it: layout_pattern = '<log4j ConversionPattern>' "
+                "in this source's [[sources]] entry, or put the node's log4j.properties / "
+                "log4j2.yaml beside its logs (docs/layouts.md)"
+            )
+    return warnings
+
+
 @dataclass(frozen=True)
 class TableWrite:
     """One table written by the run."""

@@ -33,6 +33,14 @@ FAMILIES: tuple[str, ...] = (
     FAMILY_CONFLUENT_AUDIT,
 )
 
+#: ``layout`` of a record whose first line is in no layout the pipeline knows and does not look
+#: like a continuation: the whole line is its message (docs/layouts.md).
+LAYOUT_UNRECOGNIZED = "unrecognized"
+#: ``layout`` of a record parsed with its source's ``layout_pattern`` ([[sources]] in the TOML).
+LAYOUT_DECLARED = "declared"
+#: ``layout`` of a record parsed with the ConversionPattern of its node's own log4j config.
+LAYOUT_LOGGING_CONFIG = "logging_config"
+
 RAW_LINES = StructType(
     [
         StructField("run_id", StringType(), False),
@@ -47,8 +55,11 @@ RAW_LINES = StructType(
         # 'config' (server.properties beside the log), 'log_prefix' (nodeId=/brokerId=), 'folder'.
         StructField("node_id_source", StringType(), True),
         # 'log4j' [ts] LEVEL msg (logger), 'log4j_line' (logger:line), 'strimzi' ts LEVEL msg
-        # (logger) [thread], 'bare' LEVEL msg (logger) with no timestamp, 'json' (one JSON
-        # object per line, e.g. Confluent audit events), 'unknown'.
+        # (logger) [thread], 'bare' LEVEL msg (logger) with no timestamp, a compiled layout's
+        # name ('confluent_operator', 'debezium', ...; 'declared' for a source's layout_pattern,
+        # 'logging_config' for the node's own log4j config), 'json' (one JSON object per line,
+        # e.g. Confluent audit events), 'unrecognized' (LAYOUT_UNRECOGNIZED), 'unknown'
+        # (continuation lines before any record in the file).
         StructField("layout", StringType(), False),
         # Text before the log4j header that a container runtime or syslog added, if any.
         StructField("line_prefix", StringType(), True),

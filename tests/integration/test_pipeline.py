@@ -92,7 +92,8 @@ def _table(spark: SparkSession, lake: Path, name: str) -> DataFrame:
 
 
 # Malformed input beside good lines: a truncated authorizer line, a 1 MB request line, stray
-# bytes (a continuation line, folded into the record above it), a blank line, and a good failure.
+# bytes (in no layout: a record of its own, out of scope, never folded into the record above
+# it), a blank line, and a good failure.
 BAD_LINES = [
     b"[2026-11-20 11:00:00,000] INFO Principal = User:bob is Den (kafka.authorizer.logger)",
     b'[2026-11-20 11:00:01,000] DEBUG Completed request:{"isForwarded":false,"requestHeader":'
@@ -106,14 +107,61 @@ BAD_LINES = [
 ]
 
 
+# Layouts beside Kafka's own (docs/layouts.md). broker-7 has no logging config: a Confluent for
+# Kubernetes authorizer line (a built-in layout), and a file in a layout nobody declared (two
+# security records quarantined as unrecognized_layout, one out of scope, a summary warning).
+# broker-8 has its own log4j.properties: broker.log and the console capture kafka.out are read
+# with the ConversionPattern of their appenders.
+CFK_DENIAL = (
+    "[INFO] 2026-11-20 12:00:00,000 [data-plane-kafka-request-handler-3] kafka.authorizer.logger "
+    "logAuditMessage - Principal = User:c3 is Denied Operation = Describe from host = 172.17.0.12 "
+    "on resource = Topic:LITERAL:_confluent-license for request = Metadata with resourceRefCount = 1"
+)
+UNKNOWN_LAYOUT = [
+    "2026-11-20T12:00:00Z | INFO | kafka.authorizer.logger | Principal = User:eve is Denied "
+    "Operation = Read from host = 10.0.0.66 on resource = Topic:LITERAL:payments",
+    "2026-11-20T12:00:01Z | INFO | org.apache.kafka.common.network.Selector | Failed "
+    "authentication with /10.0.0.66 (Authentication failed: Invalid username or password)",
+    "2026-11-20T12:00:02Z | INFO | kafka.server.KafkaServer | started",
+]
+LOG4J_PROPERTIES = """log4j.rootLogger=INFO, stdout, kafkaAppender
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=%d{ISO8601} [%t] %-5p %c - %m%n
+log4j.appender.kafkaAppender=org.apache.log4j.DailyRollingFileAppender
+log4j.appender.kafkaAppender.File=${kafka.logs.dir}/broker.log
+log4j.appender.kafkaAppender.layout=org.apache.log4j.PatternLayout
+log4j.appender.kafkaAppender.layout.ConversionPattern=%d{yyyy-MM-dd HH:mm:ss} <%p> %c: %m%n
+"""
+BROKER_8_FAILURE = (
+    "2026-11-21 09:00:00 <INFO> org.apache.kafka.common.network.Selector: [SocketServer "
+    "listenerType=BROKER, nodeId=8] Failed authentication with /10.0.0.10 "
+    "(channelId=10.0.0.1:9093-10.0.0.10:50001-0-2) (Authentication failed during authentication "
+    "due to invalid credentials with SASL mechanism SCRAM-SHA-256)"
+)
+BROKER_8_DENIAL = (
+    "2026-11-21 09:00:01,000 [data-plane-kafka-request-handler-3] INFO  kafka.authorizer.logger - "
+    "Principal = User:dave is Denied Operation = Write from host = 10.0.0.10 on resource = "
+    "Topic:LITERAL:orders for request = Produce with resourceRefCount = 1"
+)
+
+
 @pytest.fixture(scope="module")
 def inputs(samples_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """The bundled samples plus a broker folder whose request log leaks secrets."""
+    """The bundled samples, a broker folder whose request log leaks secrets and whose files
+    include other layouts, and a broker folder with its own log4j config."""
     broker = tmp_path_factory.mktemp("broker-7")
     (broker / "kafka-request.log").write_text("\n".join(SECRET_LINES) + "\n", encoding="utf-8")
     (broker / "server.properties").write_text("node.id=7\nprocess.roles=broker\n", encoding="utf-8")
     (broker / "server.log").write_bytes(b"\n".join(BAD_LINES) + b"\n")
-    return [samples_dir, broker]
+    (broker / "kafka-authorizer.log").write_text(CFK_DENIAL + "\n", encoding="utf-8")
+    (broker / "weird.log").write_text("\n".join(UNKNOWN_LAYOUT) + "\n", encoding="utf-8")
+    configured = tmp_path_factory.mktemp("broker-8")
+    (configured / "server.properties").write_text("node.id=8\n", encoding="utf-8")
+    (configured / "log4j.properties").write_text(LOG4J_PROPERTIES, encoding="utf-8")
+    (configured / "broker.log").write_text(BROKER_8_FAILURE + "\n", encoding="utf-8")
+    (configured / "kafka.out").write_text(BROKER_8_DENIAL + "\n", encoding="utf-8")
+    return [samples_dir, broker, configured]
 
 
 @pytest.fixture(scope="module")
@@ -137,20 +185,23 @@ def test_every_table_is_a_real_delta_table(sample_lake: tuple[Path, RunSummary])
     # authentication lines (+1 LDAP callback line no family claims), 2 request-log records
     # (both the ENVELOPE line), 4 Connect REST access lines and 2 worker lines; the broker-7
     # folder adds 4 request-log lines, 3 of them delegation-token operations.
-    # broker-7/server.log adds 3 records: 2 quarantined, 1 failed authentication (which adds
-    # failed-authentication-total and -rate for its hour and its day).
+    # broker-7/server.log adds 4 records: 2 quarantined, 1 out of scope, 1 failed
+    # authentication (which adds failed-authentication-total and -rate for its hour and its
+    # day). The other layouts add 6 records: broker-7's CFK denial, weird.log's 3 (2
+    # quarantined), broker-8's failed authentication (+4 metrics) and denial; the two denials
+    # add authorization-denied-rate-per-minute for their node's hour and day (+4).
     assert counts == {
-        raw_lines.TABLE_NAME: 31 + 4 + 3,
-        authz_decisions.TABLE_NAME: 12,
-        auth_events.TABLE_NAME: 10 + 1,
+        raw_lines.TABLE_NAME: 31 + 4 + 4 + 6,
+        authz_decisions.TABLE_NAME: 12 + 2,
+        auth_events.TABLE_NAME: 10 + 1 + 1,
         request_events.TABLE_NAME: 2 + 4,
         token_events.TABLE_NAME: 3,
         connect_requests.TABLE_NAME: 6,
-        quarantine.TABLE_NAME: 2,
+        quarantine.TABLE_NAME: 2 + 2,
         # + KIP-590 (gold): forwarding-failures-total for the 2 failed ENVELOPEs and
         # forwarded-requests-total for broker 7's CREATE and RENEW_DELEGATION_TOKEN (a KRaft
         # broker forwards them), per API, 1h and 1d.
-        security_metrics.TABLE_NAME: 14 + 4 + 2 + 4,
+        security_metrics.TABLE_NAME: 14 + 4 + 2 + 4 + 4 + 4,
     }
 
 
@@ -168,7 +219,9 @@ def test_malformed_records_are_quarantined_with_a_reason(
     )
     expected = spark.createDataFrame(
         [(1, "7", "authz", "authz_truncated_message", False, len(BAD_LINES[0])),
-         (2, "7", "request", "request_truncated", True, 8192)],
+         (2, "7", "request", "request_truncated", True, 8192),
+         (1, "7", "authz", "unrecognized_layout", False, len(UNKNOWN_LAYOUT[0])),
+         (2, "7", "auth", "unrecognized_layout", False, len(UNKNOWN_LAYOUT[1]))],
         "line_number long, node_id string, family string, reason_code string, raw_truncated boolean, raw_chars int",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)
@@ -237,10 +290,46 @@ def test_accounting_balances_per_file(sample_lake: tuple[Path, RunSummary]) -> N
         "request-log.log": (62, 61, 1, 1, 0, 0, 0, True),
         "sasl-authentication.log": (26, 15, 11, 10, 0, 1, 0, True),
         "kafka-request.log": (4, 0, 4, 4, 0, 0, 0, True),
-        # 5 lines: 1 blank, 3 records (the stray-bytes line folded into the 1 MB one).
-        "server.log": (5, 0, 3, 1, 2, 0, 0, True),
+        # 5 lines: 1 blank, 4 records (the stray-bytes line is one of its own, out of scope).
+        "server.log": (5, 0, 4, 1, 2, 1, 0, True),
+        "kafka-authorizer.log": (1, 0, 1, 1, 0, 0, 0, True),
+        # In no known layout: the two security records quarantined, the third out of scope.
+        "weird.log": (3, 0, 3, 0, 2, 1, 0, True),
+        "broker.log": (1, 0, 1, 1, 0, 0, 0, True),
+        "kafka.out": (1, 0, 1, 1, 0, 0, 0, True),
     }
     assert summary.balanced
+    unknown = {Path(row["source_path"]).name: row["unrecognized"] for row in summary.accounting}
+    assert {name: n for name, n in unknown.items() if n} == {"server.log": 1, "weird.log": 3}
+    # Only the file made mostly of unknown lines is named, with how to declare its layout.
+    named = [w for w in summary.warnings if "log layout the pipeline does not know" in w]
+    assert len(named) == 1 and "weird.log: 3 of 3 records" in named[0]
+    assert "layout_pattern" in named[0]
+
+
+def test_each_file_is_read_in_its_own_layout(
+    spark: SparkSession, sample_lake: tuple[Path, RunSummary]
+) -> None:
+    lake, _ = sample_lake
+    got = (
+        _table(spark, lake, raw_lines.TABLE_NAME)
+        .where(F.col("node_id").isin("7", "8"))
+        .groupBy(F.regexp_extract("source_path", r"[^/]+$", 0).alias("file"), "layout")
+        .count()
+    )
+    expected = spark.createDataFrame(
+        [
+            ("kafka-request.log", "log4j", 4),
+            ("server.log", "log4j", 3),
+            ("server.log", "unrecognized", 1),
+            ("kafka-authorizer.log", "confluent_operator", 1),
+            ("weird.log", "unrecognized", 3),
+            ("broker.log", "logging_config", 1),
+            ("kafka.out", "logging_config", 1),
+        ],
+        "file string, layout string, count long",
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
 
 
 def test_authorizer_samples_end_to_end(
@@ -267,6 +356,9 @@ def test_authorizer_samples_end_to_end(
             ("authorizer.log", 16, "samples", "decision", "ALLOWED", "READ", local, "TOPIC", "ssl"),
             ("authorizer.log", 19, "samples", "decision", "ALLOWED", "WRITE", local, "TOPIC", "customerOrders"),
             ("authorizer.log", 20, "samples", "decision", "DENIED", "DESCRIBE", "10.0.0.13", "TOPIC", "customerOrders"),
+            # A built-in layout (Confluent for Kubernetes) and a node's own log4j config.
+            ("kafka-authorizer.log", 1, "7", "decision", "DENIED", "DESCRIBE", "172.17.0.12", "TOPIC", "_confluent-license"),
+            ("kafka.out", 1, "8", "decision", "DENIED", "WRITE", "10.0.0.10", "TOPIC", "orders"),
         ],
         "file string, line_number long, node_id string, record_type string, decision string, "
         "operation string, host string, resource_type string, resource_name string",
@@ -289,6 +381,7 @@ def test_failed_authentication_metric_from_samples(
             ("2022-11-23", "0", "TLS-9093", 1),  # Strimzi: listener from the network thread name
             ("2020-09-22", "1", None, 1),  # [SocketServer brokerId=1]
             ("2026-11-20", "7", None, 1),  # broker-7/server.log, node id from server.properties
+            ("2026-11-21", "8", None, 1),  # broker-8/broker.log, in its log4j.properties' layout
         ],
         "day string, broker_id string, listener string, event_count long",
     )
@@ -320,6 +413,6 @@ def test_reruns_replace_and_never_duplicate(
     day = _run(spark, inputs, lake, start="2020-06-03", end="2020-06-04")
     totals = day.totals()
     # Only the four SimpleAclAuthorizer lines of 2020-06-03 are inside the window.
-    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 38)
+    assert (totals["bronze_records"], totals["parsed"], totals["records"]) == (4, 4, 45)
     assert day.balanced
     assert _contents(spark, lake) == before

@@ -212,3 +212,48 @@ def test_node_id_in_message_reads_every_prefix_kafka_writes(spark: SparkSession)
     assert got == [
         "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "connect-1", None, None, None,
     ]  # fmt: skip
+
+
+def test_lines_of_an_unknown_layout_are_records_never_folds(spark: SparkSession) -> None:
+    # A Kafka record in a layout no parser knows, between records Kafka's layout wrote: it must
+    # not fold into the record before it (as a stack trace would), and what follows it that
+    # looks like a continuation folds into it.
+    denial = (
+        "2023-06-14T09:12:01.334Z | INFO | kafka.authorizer.logger | Principal = User:c3 is "
+        "Denied Operation = Describe from host = 172.17.0.12 on resource = Topic:LITERAL:t"
+    )
+    lines = _lines(
+        spark,
+        [
+            ("/a.log", HEADER.format(1, "one")),
+            ("/a.log", denial),
+            ("/a.log", "org.apache.kafka.common.errors.SaslAuthenticationException: bad"),
+            ("/a.log", "\tat a.B(B.java:2)"),
+            ("/a.log", "Caused by: java.io.EOFException"),
+            ("/a.log", "\t... 3 more"),
+            ("/a.log", "plain words with no header"),
+            ("/a.log", HEADER.format(2, "two")),
+            ("/a.log", "  indented text folds"),
+            ("/a.log", 'Exception in thread "main" java.lang.IllegalStateException'),
+        ],
+    )
+    got = fold_records(number_lines(lines)).select(
+        "line_number", "line_count", "layout", "ts_text", "level", "logger", "message",
+        "continuation",
+    )  # fmt: skip
+    expected = spark.createDataFrame(
+        [
+            (1, 1, "log4j", "2026-11-20 10:00:01.000", "ERROR", "kafka.server.KafkaApis",
+             "boom one", None),
+            (2, 5, "unrecognized", "2023-06-14T09:12:01.334", None, None, denial,
+             "org.apache.kafka.common.errors.SaslAuthenticationException: bad\n"
+             "\tat a.B(B.java:2)\nCaused by: java.io.EOFException\n\t... 3 more"),
+            (7, 1, "unrecognized", None, None, None, "plain words with no header", None),
+            (8, 3, "log4j", "2026-11-20 10:00:02.000", "ERROR", "kafka.server.KafkaApis",
+             "boom two",
+             "  indented text folds\nException in thread \"main\" java.lang.IllegalStateException"),
+        ],
+        "line_number long, line_count int, layout string, ts_text string, level string, "
+        "logger string, message string, continuation string",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)

@@ -12,6 +12,9 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType, 
 from pyspark.testing import assertDataFrameEqual
 
 from transforms.bronze.layout import local_log_ts, with_header_fields
+from transforms.bronze.log4j_pattern import compile_pattern
+from transforms.silver.families import family_of
+from transforms.silver.registry import in_known_layout
 
 FIELDS = StructType(
     [
@@ -176,3 +179,111 @@ def test_render_then_parse_round_trip(
         for r in with_header_fields(df).collect()
     ]
     assert got == [(layout, level, message, logger) for layout, level, message, logger, _ in rows]
+
+
+def test_signatures_claim_records_of_an_unknown_layout(spark: SparkSession) -> None:
+    rows = [
+        ("| INFO | Principal = User:c3 is Denied Operation = Describe from host = 1.2.3.4 on "
+         "resource = Topic:LITERAL:t", "authz"),
+        ("[ts][INFO][category=x.Selector] [SocketServer listenerType=ZK_BROKER, nodeId=0] Failed "
+         "authentication with /10.1.2.3 (Authentication failed during authentication due to "
+         "invalid credentials with SASL mechanism SCRAM-SHA-512)", "auth"),
+        ("~ DEBUG Completed request:{\"isForwarded\":false}", "request"),
+        ("~ INFO [Token Manager on Node 1]: Created a delegation token: t1 for owner: User:a",
+         "token"),
+        ('~ INFO 172.18.0.1 - - [20/Feb/2023:10:15:02 +0000] "GET /connectors HTTP/1.1" 200 2 '
+         '"-" "curl/7.61.1" 43', "connect_rest"),
+        ("~ WARN Internal request contained invalid signature", "connect_worker"),
+        ("~ INFO Kafka version: 3.7.0", None),
+        (None, None),
+    ]  # fmt: skip
+    df = spark.createDataFrame([(m, f) for m, f in rows], "message string, expected string")
+    unknown = family_of(F.lit(None).cast("string"), F.col("message"), F.lit("unrecognized"))
+    # In a known layout the logger claims, not the signature: no logger, no family.
+    known = family_of(F.lit(None).cast("string"), F.col("message"), F.lit("log4j"))
+    got = df.select("expected", unknown.alias("unknown"), known.alias("known")).collect()
+    assert [(r["unknown"], r["known"]) for r in got] == [(f, None) for _, f in rows]
+
+
+def test_records_of_an_unknown_layout_are_quarantined_whatever_the_parser_made(
+    spark: SparkSession,
+) -> None:
+    output = spark.createDataFrame(
+        [
+            (1, "unrecognized", "authz", None, None),
+            (2, "unrecognized", "auth", "auth_malformed", "cut"),
+            (3, "log4j", "authz", None, None),
+            (4, "log4j", "auth", "auth_malformed", "cut"),
+        ],
+        "line_number long, layout string, family string, reason_code string, reason_detail string",
+    )
+    got = in_known_layout(output).select("line_number", "reason_code", "reason_detail")
+    detail = (
+        " in a log layout no parser knows; declare the file's log4j ConversionPattern "
+        "(layout_pattern in [[sources]], or the node's log4j config beside its logs)"
+    )
+    assert sorted(tuple(r) for r in got.collect()) == [
+        (1, "unrecognized_layout", "a record of family authz" + detail),
+        (2, "unrecognized_layout", "a record of family auth" + detail),
+        (3, None, None),
+        (4, "auth_malformed", "cut"),
+    ]
+
+
+CFK = (
+    "[INFO] 2023-06-14 09:12:01,334 [data-plane-kafka-request-handler-3] kafka.authorizer.logger "
+    "logAuditMessage - Principal = User:c3 is Denied Operation = Describe from host = "
+    "172.17.0.12 on resource = Topic:LITERAL:_confluent-license for request = Metadata with "
+    "resourceRefCount = 1"
+)
+DEBEZIUM = (
+    '2023-02-20 10:15:02,123 INFO   ||  172.18.0.1 - - [20/Feb/2023:10:15:02 +0000] "GET '
+    '/connectors HTTP/1.1" 200 2 "-" "curl/7.61.1" 43   '
+    "[org.apache.kafka.connect.runtime.rest.RestServer]"
+)
+FAILURE = (
+    "[SocketServer listenerType=ZK_BROKER, nodeId=0] Failed authentication with /10.1.2.3 "
+    "(Authentication failed during authentication due to invalid credentials with SASL "
+    "mechanism SCRAM-SHA-512)"
+)
+BRACKETED = (
+    "[2024-03-01 08:00:00,001] [INFO] [data-plane-kafka-network-thread-1-ListenerName"
+    f"(SASL_PLAINTEXT)-SASL_PLAINTEXT-2] [{SELECTOR}] - {FAILURE}"
+)
+LOGGER_DASH = f"[2024-03-01 08:00:00,001] WARN {SELECTOR} - {FAILURE}"
+CATEGORY = f"[2022-11-03 14:22:10,512][INFO][category={SELECTOR}] {FAILURE}"
+DECLARED = f"2024-03-01 08:00:00 <WARN> {SELECTOR}: {FAILURE}"
+
+
+def test_layouts_other_distributions_ship_and_a_declared_one(spark: SparkSession) -> None:
+    declared = compile_pattern("%d{yyyy-MM-dd HH:mm:ss} <%p> %c: %m%n", "declared")
+    rows = [("/n/x.log", v) for v in (CFK, DEBEZIUM, BRACKETED, LOGGER_DASH, CATEGORY)]
+    # The declared layout applies to its own file only: elsewhere the line is no header.
+    rows += [("/n/declared.log", DECLARED), ("/n/x.log", DECLARED)]
+    df = spark.createDataFrame(rows, "source_path string, value string")
+    got = with_header_fields(df, [(declared, ["/n/declared.log"])]).drop("source_path")
+    expected = spark.createDataFrame(
+        [
+            (CFK, "confluent_operator", None, "2023-06-14 09:12:01,334", "INFO",
+             "kafka.authorizer.logger", None, "data-plane-kafka-request-handler-3",
+             CFK.split(" - ", 1)[1]),
+            (DEBEZIUM, "debezium", None, "2023-02-20 10:15:02,123", "INFO", REST, None, None,
+             '172.18.0.1 - - [20/Feb/2023:10:15:02 +0000] "GET /connectors HTTP/1.1" 200 2 "-" '
+             '"curl/7.61.1" 43'),
+            (BRACKETED, "bracketed_fields", None, "2024-03-01 08:00:00,001", "INFO", SELECTOR,
+             None, "data-plane-kafka-network-thread-1-ListenerName(SASL_PLAINTEXT)-SASL_PLAINTEXT-2",
+             FAILURE),
+            (LOGGER_DASH, "logger_dash", None, "2024-03-01 08:00:00,001", "WARN", SELECTOR, None,
+             None, FAILURE),
+            (CATEGORY, "category", None, "2022-11-03 14:22:10,512", "INFO", SELECTOR, None, None,
+             FAILURE),
+            (DECLARED, "declared", None, "2024-03-01 08:00:00", "WARN", SELECTOR, None, None,
+             FAILURE),
+            (DECLARED, None, None, None, None, None, None, None, None),
+        ],
+        FIELDS,
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    # A time without milliseconds (a declared %d{yyyy-MM-dd HH:mm:ss}) is still a time.
+    ts = df.select(local_log_ts(F.lit("2024-03-01 08:00:00"), F.lit("UTC")).alias("t")).first()
+    assert ts is not None and ts["t"] == datetime(2024, 3, 1, 8, 0)

@@ -3,6 +3,9 @@
 Invariant (docs/architecture.md, accounting), per source file:
 ``bronze_records = parsed + quarantined + out_of_scope + pending`` and
 ``physical_lines = comment_lines + blank_lines + folded lines of every record``.
+``unrecognized`` counts the bronze records in no known layout (they are quarantined as
+``unrecognized_layout`` when a family's signature claims them, else out of scope): a file made
+mostly of them has a layout to declare (docs/layouts.md).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from schemas.raw_lines import LAYOUT_UNRECOGNIZED
 from transforms.frames import union_by_name
 
 #: Count columns of ``line_accounting``'s output, in order.
@@ -27,6 +31,7 @@ BUCKETS: tuple[str, ...] = (
     "quarantined",
     "out_of_scope",
     "pending",
+    "unrecognized",
 )
 
 
@@ -55,7 +60,7 @@ def line_accounting(
     Args:
         numbered: physical lines with ``line_kind`` (``bronze.number_lines``).
         records: every folded record, in or out of the window, with ``line_count``.
-        bronze: the records inside the run window (``family`` null = out of scope).
+        bronze: the records inside the run window (``family`` null = out of scope; ``layout``).
         parsed: the silver tables' rows of this run (each has ``source_path`` and
             ``line_number``); a record counts once however many rows it produced.
         quarantine: this run's quarantine rows.
@@ -77,6 +82,7 @@ def line_accounting(
             bronze.where(F.col("family").isNotNull() & ~F.col("family").isin(*parsed_families)),
             "pending",
         ),
+        _tagged(bronze.where(F.col("layout") == LAYOUT_UNRECOGNIZED), "unrecognized"),
         _tagged(quarantine, "quarantined"),
         _tagged(_distinct_records(parsed), "parsed"),
     ]

@@ -8,13 +8,19 @@ The steps, each a pure transform the ingest job chains with ``DataFrame.transfor
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from schemas.raw_lines import RAW_LINES
-from transforms.bronze.layout import local_log_ts, with_header_fields
+from schemas.raw_lines import LAYOUT_UNRECOGNIZED, RAW_LINES
+from transforms.bronze.layout import (
+    DeclaredLayout,
+    local_log_ts,
+    looks_like_continuation,
+    with_header_fields,
+)
 from transforms.bronze.redaction import with_secrets_fingerprinted
 from transforms.frames import union_by_name
 
@@ -23,6 +29,12 @@ COMMENT = "comment"
 BLANK = "blank"
 HEADER = "header"
 CONTINUATION = "continuation"
+#: A line in no known layout that does not look like a continuation: a record of its own.
+UNRECOGNIZED = "unrecognized"
+#: Line kinds that start a record.
+RECORD_STARTS = (HEADER, UNRECOGNIZED)
+#: A date and time anywhere near the start of a line of an unknown layout (its time, if any).
+_ANY_TIME = r"(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[,.]\d{3})?)"
 
 # Prefixes under which Kafka writes its own node id (docs/kafka-log-formats.md sections 1, 3, 4, 6):
 # SocketServer 2.8+/2.x, QuorumController, the token manager, StandardAuthorizer, KafkaServer,
@@ -42,18 +54,26 @@ _NODE_ID_MARKERS = (
 )  # fmt: skip
 
 
-def number_lines(lines: DataFrame) -> DataFrame:
+def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> DataFrame:
     """Number physical lines within each file and mark what kind of line each one is.
 
-    Input columns:
-        source_path (string), block_start (long): byte offset of the file split the line was
-        read from, row_order (long): a ``monotonically_increasing_id`` taken right after the
-        read, so consecutive in read order within a split; value (string).
+    Args:
+        lines: source_path (string), block_start (long): byte offset of the file split the
+            line was read from, row_order (long): a ``monotonically_increasing_id`` taken right
+            after the read, so consecutive in read order within a split; value (string).
+        declared: layouts declared for some files (``transforms.bronze.layout``).
+
     Output columns:
         source_path, value, line_number (long, 1-based), line_kind (string: comment, blank,
-        header, continuation), plus the header fields of ``layout.with_header_fields`` and
-        own_node_id (string: the node id the message prints, ``node_id_in_message``; null
-        when it prints none or for a line without a header).
+        header, continuation, unrecognized), plus the header fields of
+        ``layout.with_header_fields`` and own_node_id (string: the node id the message prints,
+        ``node_id_in_message``; null when it prints none or for a continuation line).
+
+    A line no layout matches is a continuation only when it looks like one
+    (``layout.looks_like_continuation``); otherwise it is ``unrecognized``: layout
+    ``unrecognized``, message = the whole line, ts_text = a date-time near its start if it has
+    one, no level or logger. It starts a record of its own, so a security line in an unknown
+    layout is never folded into the record before it.
 
     A line's number is its place in its split plus the lines of the file's earlier splits: one
     small aggregate per split (first row id, line count) and a running sum over the splits of
@@ -81,14 +101,33 @@ def number_lines(lines: DataFrame) -> DataFrame:
         F.when(F.col("value").isNull() | (F.trim("value") == ""), F.lit(BLANK))
         .when(F.col("value").startswith("#"), F.lit(COMMENT))
         .when(F.col("layout").isNotNull(), F.lit(HEADER))
-        .otherwise(F.lit(CONTINUATION))
+        .when(looks_like_continuation(F.col("value")), F.lit(CONTINUATION))
+        .otherwise(F.lit(UNRECOGNIZED))
     )
     return (
         lines.join(F.broadcast(splits), ["source_path", "block_start"])
         .withColumn("line_number", line_number.cast("long"))
         .drop("block_start", "row_order", "_first_row", "_before")
-        .transform(with_header_fields)
-        .withColumns({"line_kind": kind, "own_node_id": node_id_in_message(F.col("message"))})
+        .transform(with_header_fields, declared)
+        .withColumn("line_kind", kind)
+        .transform(_unrecognized_as_records)
+        .withColumn("own_node_id", node_id_in_message(F.col("message")))
+    )
+
+
+def _unrecognized_as_records(numbered: DataFrame) -> DataFrame:
+    """Unrecognized lines get layout ``unrecognized``, the whole line as message and the
+    date-time near their start (if any) as ts_text."""
+    unrecognized = F.col("line_kind") == UNRECOGNIZED
+    head = F.substring(F.col("value"), 1, 64)
+    return numbered.withColumns(
+        {
+            "layout": F.when(unrecognized, F.lit(LAYOUT_UNRECOGNIZED)).otherwise(F.col("layout")),
+            "message": F.when(unrecognized, F.col("value")).otherwise(F.col("message")),
+            "ts_text": F.when(
+                unrecognized, F.nullif(F.regexp_extract(head, _ANY_TIME, 1), F.lit(""))
+            ).otherwise(F.col("ts_text")),
+        }
     )
 
 
@@ -101,14 +140,15 @@ def continuation_runs(numbered: DataFrame) -> DataFrame:
     lines (array<struct<line_number long, value string>>, the run's continuation lines in
     file order; never empty).
 
-    Only the lines that are not headers (continuation, blank and comment lines, rare in real
-    logs) are shuffled and ordered: consecutive line numbers among them form a run (gaps and
-    islands: ``line_number - row_number`` is constant within a run), and the line just
-    before a run is, by construction, a header. Blank and comment lines inside a run are not
+    Only the lines that do not start a record (continuation, blank and comment lines, rare in
+    real logs) are shuffled and ordered: consecutive line numbers among them form a run (gaps
+    and islands: ``line_number - row_number`` is constant within a run), and the line just
+    before a run is, by construction, a record's first line (a header or an unrecognized
+    line). Blank and comment lines inside a run are not
     record text and are left out, as are runs made of them alone.
     """
     in_file = Window.partitionBy("source_path").orderBy("line_number")
-    others = numbered.where(F.col("line_kind") != HEADER).select(
+    others = numbered.where(~F.col("line_kind").isin(*RECORD_STARTS)).select(
         "source_path",
         "line_number",
         "line_kind",
@@ -160,7 +200,7 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
         F.array_join(F.transform("lines", lambda x: x["value"]), "\n").alias("continuation"),
     )
     headers = (
-        numbered.where(F.col("line_kind") == HEADER)
+        numbered.where(F.col("line_kind").isin(*RECORD_STARTS))
         .join(traces, ["source_path", "line_number"], "left")
         .select(
             "source_path",
@@ -271,7 +311,7 @@ def record_dates(numbered: DataFrame, runs: DataFrame, sources: DataFrame) -> Da
     """
     zones = F.broadcast(sources.select("source_path", "time_zone"))
     headers = (
-        numbered.where(F.col("line_kind") == HEADER)
+        numbered.where(F.col("line_kind").isin(*RECORD_STARTS))
         .join(zones, "source_path", "left")
         .select(
             F.to_date(record_log_ts(F.col("layout"), F.col("ts_text"), F.col("time_zone"))).alias(

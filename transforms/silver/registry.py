@@ -25,6 +25,7 @@ from schemas import (
     request_events,
     token_events,
 )
+from schemas.raw_lines import LAYOUT_UNRECOGNIZED
 from transforms.frames import union_by_name
 from transforms.quarantine import parsed_rows, quarantine_rows
 from transforms.silver.auth.parse import parse_auth_events
@@ -93,7 +94,10 @@ def parse_families(bronze: DataFrame) -> list[tuple[Parser, DataFrame]]:
     Returns: (parser, its output: bronze columns + silver columns + reason_code) pairs. The
     caller may cache each output: it feeds both a silver table and the quarantine.
     """
-    return [(p, timed(p.parse(bronze.where(F.col("family") == p.family)))) for p in PARSERS]
+    return [
+        (p, in_known_layout(timed(p.parse(bronze.where(F.col("family") == p.family)))))
+        for p in PARSERS
+    ]
 
 
 #: Quarantine reason of a record whose header time does not exist (``[2026-13-45 25:61:61,000]``,
@@ -130,6 +134,37 @@ def timed(output: DataFrame) -> DataFrame:
         {
             "reason_code": F.when(bad, F.lit(BAD_TIMESTAMP)).otherwise(F.col("reason_code")),
             "reason_detail": F.when(bad, detail).otherwise(F.col("reason_detail")),
+        }
+    )
+
+
+#: Quarantine reason of a record a family's signature claims in a layout no parser knows.
+UNRECOGNIZED_LAYOUT = "unrecognized_layout"
+
+
+def in_known_layout(output: DataFrame) -> DataFrame:
+    """A parser's output with every record of layout ``unrecognized`` rejected as
+    :data:`UNRECOGNIZED_LAYOUT`, whatever the parser made of it: its fields cannot be told
+    from the unknown prefix around them. The quarantine keeps the line (secrets fingerprinted,
+    as everywhere), and the run summary says how to declare the layout (docs/layouts.md).
+
+    Input / output columns: a parser's output (bronze columns, its silver columns,
+    reason_code, reason_detail); only reason_code and reason_detail change.
+    """
+    unknown = F.coalesce(F.col("layout") == LAYOUT_UNRECOGNIZED, F.lit(False))
+    detail = F.concat(
+        F.lit("a record of family "),
+        F.col("family"),
+        F.lit(" in a log layout no parser knows; declare the file's log4j "
+              "ConversionPattern (layout_pattern in [[sources]], or the node's log4j config "
+              "beside its logs)"),
+    )  # fmt: skip
+    return output.withColumns(
+        {
+            "reason_code": F.when(unknown, F.lit(UNRECOGNIZED_LAYOUT)).otherwise(
+                F.col("reason_code")
+            ),
+            "reason_detail": F.when(unknown, detail).otherwise(F.col("reason_detail")),
         }
     )
 
