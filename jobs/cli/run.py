@@ -19,9 +19,11 @@ def register(commands: Any) -> None:
     run.add_argument(
         "--input",
         nargs="+",
+        # Repeated --input options add up (the last one alone used to win, silently).
+        action="extend",
         default=[],
         metavar="PATH",
-        help="log files, folders (of node folders) or globs",
+        help="log files, folders (of node folders) or globs; may be repeated",
     )
     run.add_argument("--lake", help="root folder of the Delta tables")
     run.add_argument("--start", help="window start, UTC midnight (2026-11-20)")

@@ -156,3 +156,11 @@ def test_rules_errors_name_the_key(table: dict[str, object], message: str) -> No
     config = RunConfig(sources=(SourceSpec("x"),), lake="l", rules={"demo": table})
     with pytest.raises(ConfigError, match=message):
         area_rules(config, "demo", _Rules)
+
+
+def test_repeated_input_options_add_up() -> None:
+    # argparse's default keeps only the last --input: every other input would vanish unseen.
+    from jobs.cli.main import _parser  # noqa: PLC0415 - the parser itself, no Spark
+
+    args = _parser().parse_args(["run", "--input", "a", "b", "--input", "c", "--lake", "x"])
+    assert args.input == ["a", "b", "c"]
