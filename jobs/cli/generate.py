@@ -22,7 +22,7 @@ def _positive(text: str) -> int:
 
 def register(commands: Any) -> None:
     """Add the ``generate`` subparser to ``commands`` (argparse's subparsers action)."""
-    from jobs.simulator.layouts import LAYOUTS  # noqa: PLC0415 - keep --help cheap
+    from jobs.simulator.layouts import DEFAULT_LAYOUTS, LAYOUTS  # noqa: PLC0415 - keep --help cheap
 
     parser = commands.add_parser(
         "generate", help="write a simulated cluster's logs with their ground truth"
@@ -44,7 +44,7 @@ def register(commands: Any) -> None:
         "--layouts",
         nargs="+",
         choices=LAYOUTS,
-        default=list(LAYOUTS),
+        default=list(DEFAULT_LAYOUTS),
         help="log layouts, assigned to the nodes in turn",
     )
     parser.add_argument(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.simulator.base import Client, Node, World
-from jobs.simulator.layouts import LAYOUTS
+from jobs.simulator.layouts import DEFAULT_LAYOUTS, LAYOUTS
 from jobs.simulator.shared import version_tuple
 
 #: Versions a ``mixed`` cluster cycles through (string request log before 2.8, JSON after;
@@ -58,7 +58,7 @@ class GenerateOptions:
     lines_target: int = 50_000
     seed: int = 1
     kafka_version: str = "mixed"
-    layouts: tuple[str, ...] = ("log4j", "logger-line", "strimzi", "container")
+    layouts: tuple[str, ...] = DEFAULT_LAYOUTS
     rotate_lines: int = 0
     gzip: bool = False
     start: str = DEFAULT_START

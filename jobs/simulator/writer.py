@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jobs.simulator.base import STREAM_FILES, LogLine, Node
+from jobs.simulator.layouts import logging_config_text
 
 _BUFFER_BYTES = 1 << 20
 
@@ -146,10 +147,15 @@ class CorpusWriter:
             self._tags[line.tag] = (key, part, number)
 
     def write_properties(self) -> None:
-        """Each node's properties file (``server.properties`` / ``connect-distributed...``)."""
+        """Each node's properties file (``server.properties`` / ``connect-distributed...``),
+        and its ``log4j.properties`` when its layout is known only from one
+        (``layouts.logging_config_text``)."""
         for node in self.nodes.values():
             path = self.out / node.name / properties_file_name(node)
             path.write_text(properties_text(node.properties), encoding="utf-8")
+            logging = logging_config_text(node.layout)
+            if logging is not None:
+                (self.out / node.name / "log4j.properties").write_text(logging, encoding="utf-8")
 
     def close(self) -> None:
         """Finish every file; fills ``positions`` (tag -> (path relative to ``out``, line))

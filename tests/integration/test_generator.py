@@ -16,11 +16,27 @@ from pyspark.sql import functions as F
 
 from jobs.cli.main import main
 from jobs.simulator.generate import AREAS, generate, load_areas
-from jobs.simulator.layouts import LAYOUTS
+from jobs.simulator.layouts import DEFAULT_LAYOUTS, LAYOUTS, LOG4J_CONFIG_PATTERN
 from jobs.simulator.world import GenerateOptions
 from transforms.bronze.layout import HEADER_PATTERN
+from transforms.bronze.log4j_pattern import BUILTIN_LAYOUTS, compile_pattern
 
 HEADER = re.compile(HEADER_PATTERN)
+#: Every layout the generator writes, as (regex, logger group): Kafka's fast one, the other
+#: distributions' and the one a node's log4j.properties declares.
+_COMPILED = [*BUILTIN_LAYOUTS, compile_pattern(LOG4J_CONFIG_PATTERN, "logging_config")]
+HEADERS = [(HEADER, 6), *((re.compile(c.regex), c.groups["logger"]) for c in _COMPILED)]
+
+
+def header_logger(line: str) -> str | None:
+    """The logger of a record's first line in any generated layout; None for a continuation."""
+    for regex, group in HEADERS:
+        match = regex.match(line)
+        if match is not None:
+            return match.group(group)
+    return None
+
+
 #: The layout name transforms.bronze.layout gives each simulator layout.
 PARSED_LAYOUT = {"log4j": "log4j", "container": "log4j", "logger-line": "log4j_line",
                  "strimzi": "strimzi"}  # fmt: skip
@@ -94,7 +110,7 @@ def test_every_area_and_stream_is_present(corpus: Path) -> None:
 def test_each_broker_writes_its_layout_and_request_form(corpus: Path) -> None:
     # Brokers take the layouts in turn; versions cycle 3.9.1, 2.7.2, 4.1.0, 3.6.2 ('mixed').
     seen = {}
-    for i, layout in enumerate(LAYOUTS, 1):
+    for i, layout in enumerate(DEFAULT_LAYOUTS, 1):
         lines = _read(corpus / f"broker-{i}" / "kafka-request.log")
         matches = [HEADER.match(line) for line in lines]
         assert all(matches), layout
@@ -182,23 +198,25 @@ FAMILY_OF_LOGGER = {
 
 
 def test_bronze_parses_every_generated_line(spark: SparkSession, tmp_path: Path) -> None:
-    """Every layout, rotated and gzipped files: one bronze record per generated record, each
-    line of these areas' loggers claimed by its family, nothing quarantined."""
+    """Every layout (one node each, log4j-config's from the log4j.properties the generator
+    writes beside its logs), rotated and gzipped files: one bronze record per generated record,
+    each line of these areas' loggers claimed by its family, nothing quarantined, no line in an
+    unrecognized layout."""
     from jobs.config import RunConfig, SourceSpec  # noqa: PLC0415
     from jobs.fingerprint_keys import ephemeral_key  # noqa: PLC0415
     from jobs.inputs import discover_sources  # noqa: PLC0415
     from jobs.pipeline import build_frames  # noqa: PLC0415
 
     out = tmp_path / "parse"
-    opts = _options(out, lines_target=1200, rotate_lines=300, gzip=True, hours=1.0,
-                    clients=6)  # fmt: skip
+    opts = _options(out, lines_target=1400, rotate_lines=300, gzip=True, hours=1.0,
+                    clients=6, brokers=6, layouts=LAYOUTS)  # fmt: skip
     generate(opts, progress=None)
+    assert (out / "controller-1" / "log4j.properties").exists()  # the 7th node: log4j-config
     expected: Counter[tuple[str, str | None]] = Counter()
     for path in out.rglob("*.log*"):
         for line in _read(path):
-            match = HEADER.match(line)
-            if match is not None:  # else a continuation line of a stack trace
-                logger = match.group(6)
+            logger = header_logger(line)
+            if logger is not None:  # else a continuation line of a stack trace
                 expected[(logger, FAMILY_OF_LOGGER.get(logger, "?"))] += 1
     sources = (SourceSpec(str(out)),)
     config = RunConfig(sources=sources, lake="(none)", run_id="t")
@@ -210,3 +228,6 @@ def test_bronze_parses_every_generated_line(spark: SparkSession, tmp_path: Path)
         got[(row["logger"], family)] += int(row["n"])
     assert got == expected
     assert frames.quarantine.count() == 0
+    layouts = {row["layout"] for row in frames.bronze.select("layout").distinct().collect()}
+    assert layouts == {"log4j", "log4j_line", "strimzi", "confluent_operator",
+                       "bracketed_fields", "logging_config"}  # fmt: skip
