@@ -8,7 +8,8 @@ authentication due to: ...``), the DEBUG/TRACE lines of ``SaslServerAuthenticato
 start, expired-channel disconnects), and Confluent audit-log authentication events; see
 ``transforms.silver.auth.parse``, ``transforms.silver.auth.debug``,
 ``transforms.silver.confluent_audit.parse`` and
-docs/kafka-log-formats.md section 4.
+docs/kafka-log-formats.md section 4. Principal and mechanism are linked across lines and to
+the request log (``request_events``) by ``transforms.silver.auth.principals``.
 """
 
 from __future__ import annotations
@@ -70,7 +71,37 @@ EVENT_TYPES: tuple[str, ...] = (
 SOURCE_FORMAT_LOG4J = "log4j"
 SOURCE_FORMAT_CONFLUENT_AUDIT = "confluent_audit"
 #: Columns only Confluent audit-log events fill (null on log4j rows).
-CONFLUENT_COLUMNS: tuple[str, ...] = ("event_id", "principal")
+CONFLUENT_COLUMNS: tuple[str, ...] = ("event_id",)
+
+#: ``principal_source`` values (transforms.silver.auth.principals).
+#: The line prints the user: Confluent Server's ``(userId=alice, errorMessage=...)``, the new
+#: principal of ``Cannot change principals during re-authentication from User.a: User.b``.
+PRINCIPAL_FROM_LINE = "line"
+#: The line's channel id is a connection of the same broker and day in the request log.
+PRINCIPAL_FROM_REQUEST_LOG = "request_log"
+#: A success paired with the connection it opens, or a re-authentication outcome with the
+#: connections of its address open at its time (all of one principal): the KIP-368 pairing of
+#: gold ``reauth_sessions`` (``transforms.auth_links``).
+PRINCIPAL_FROM_SESSION = "session"
+#: Confluent audit authentication events carry the authenticated principal.
+PRINCIPAL_FROM_CONFLUENT_AUDIT = "confluent_audit"
+PRINCIPAL_SOURCES: tuple[str, ...] = (
+    PRINCIPAL_FROM_LINE,
+    PRINCIPAL_FROM_REQUEST_LOG,
+    PRINCIPAL_FROM_SESSION,
+    PRINCIPAL_FROM_CONFLUENT_AUDIT,
+)
+#: ``mechanism_source`` values: the line names it ('line'), the ``Using SASL mechanism`` line
+#: of the outcome's handshake (SaslServerAuthenticator, 'handshake'), the Confluent audit
+#: event's ``authenticationInfo.metadata.mechanism`` ('confluent_audit').
+MECHANISM_FROM_LINE = "line"
+MECHANISM_FROM_HANDSHAKE = "handshake"
+MECHANISM_FROM_CONFLUENT_AUDIT = "confluent_audit"
+MECHANISM_SOURCES: tuple[str, ...] = (
+    MECHANISM_FROM_LINE,
+    MECHANISM_FROM_HANDSHAKE,
+    MECHANISM_FROM_CONFLUENT_AUDIT,
+)
 
 AUTH_EVENTS = StructType(
     [
@@ -94,6 +125,10 @@ AUTH_EVENTS = StructType(
         StructField("peer_host", StringType(), True),
         StructField("peer_ip", StringType(), True),
         StructField("peer_port", IntegerType(), True),
+        # true when the line's peer address is a placeholder its poster put in its place
+        # ('<redacted>', '/<IP>', 'xxx.xxx.xxx.xxx'): peer_ip is then null; false when the
+        # line gives an address; null when the line has no peer address to give.
+        StructField("peer_address_redacted", BooleanType(), True),
         # channelId verbatim (3.2+): 'localIp:port-remoteIp:port-index' (<=3.9),
         # '...-processor-index' (4.x), or the node id ('-1') on the client side.
         StructField("connection_id", StringType(), True),
@@ -111,8 +146,11 @@ AUTH_EVENTS = StructType(
         # Stable code for reason (transforms.silver.auth.reasons.FAILURE_REASON_CODES, else
         # 'OTHER').
         StructField("failure_reason_code", StringType(), True),
-        # SASL mechanism named by the reason, when it names one.
+        # SASL mechanism: the one the line names (the reason, a Kerberos failure's GSSAPI, a
+        # 'Using SASL mechanism' line), else the handshake's (transforms.silver.auth.principals).
         StructField("mechanism", StringType(), True),
+        # How mechanism is known: one of MECHANISM_SOURCES; null when mechanism is null.
+        StructField("mechanism_source", StringType(), True),
         # Client lines: the target broker (node -1 = bootstrap) and its address verbatim.
         StructField("broker_node_id", IntegerType(), True),
         StructField("broker_address", StringType(), True),
@@ -120,8 +158,14 @@ AUTH_EVENTS = StructType(
         StructField("source_format", StringType(), True),
         # CloudEvents id of a confluent_audit row.
         StructField("event_id", StringType(), True),
-        # Authenticated principal (KafkaPrincipal.toString) of a confluent_audit row.
+        # The principal (KafkaPrincipal.toString, 'User:alice') the event belongs to, wherever
+        # the logs link it (transforms.silver.auth.principals): printed by the line, the
+        # request log's principal of the connection the line names or pairs with, or the
+        # Confluent audit event's authenticated principal; null when nothing links it (a failed
+        # initial authentication usually: the broker closes the connection before any request).
         StructField("principal", StringType(), True),
+        # How principal is linked: one of PRINCIPAL_SOURCES; null when principal is null.
+        StructField("principal_source", StringType(), True),
         # true/false when the line says re-authentication or authentication; null when it
         # does not tell (session_lifetime, mechanism_selected, NetworkClient lines...).
         StructField("is_reauthentication", BooleanType(), True),

@@ -94,6 +94,11 @@ AUTH_UNMAPPED = StructType(
         ("security_protocol", StringType()),
         ("client_id", StringType()),
         ("is_reauthentication", BooleanType()),
+        # How the user and the SASL mechanism were linked to the event
+        # (auth_events.principal_source / mechanism_source: line, request_log, session,
+        # handshake, confluent_audit).
+        ("principal_source", StringType()),
+        ("mechanism_source", StringType()),
     )
 )
 

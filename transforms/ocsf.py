@@ -91,7 +91,10 @@ def _metadata(class_uid: int, event_code: Column) -> Column:
 
 
 def _user() -> Column:
-    """The KafkaPrincipal string of column ``_p`` as an OCSF user; UNKNOWN when null."""
+    """The KafkaPrincipal string of column ``_p`` (``User:alice``; type and name split on the
+    first ':', KafkaPrincipal.toString) as an OCSF user: uid the string, name the name, type
+    the type, type_id 1 User (99 Other for another type); name UNKNOWN and type_id 0 when
+    null."""
     principal = F.col("_p")
     kind = F.substring_index(principal, ":", 1)
     return F.struct(
@@ -201,16 +204,16 @@ def authentication_events(auth: DataFrame) -> DataFrame:
     authentication events); activity 1 Logon, logon type 3 Network. A broker-side event has the
     client as ``src_endpoint`` and the broker (node id, local address, listener) as
     ``dst_endpoint``; a client-side event has the client (client.id) and the broker it called.
-    ``user`` is the principal when the event names one (Confluent audit, the new principal of a
-    refused re-authentication, KIP-368), else the ``unknown`` stand-in. Rows without
-    ``event_ts`` are left out.
+    ``user`` is the event's ``principal`` (:func:`_user`; the ``unknown`` stand-in where nothing
+    links one, ``transforms.silver.auth.principals``), ``auth_protocol_id`` its ``mechanism``;
+    ``unmapped`` says how both were linked. Rows without ``event_ts`` are left out.
     """
     succeeded = F.col("event_type").isin(*[kind for kind, ok in AUTH_OUTCOMES.items() if ok])
     step = F.when(F.col("event_type").startswith("reauthentication"), "Re-authentication ")
     reason = F.when(F.col("reason").isNotNull(), F.concat(F.lit(": "), "reason"))
     events = (
         auth.where(F.col("event_type").isin(*AUTH_OUTCOMES) & F.col("event_ts").isNotNull())
-        .withColumn("_p", F.coalesce("principal", "reauth_new_principal"))
+        .withColumn("_p", F.col("principal"))
         .withColumns({"activity_id": F.lit(1), "activity_name": F.lit("Logon")})
         .withColumns(
             _classify(AUTHENTICATION_CLASS_UID, "Authentication", 3, "Identity & Access Management")
@@ -240,6 +243,8 @@ def authentication_events(auth: DataFrame) -> DataFrame:
                     "security_protocol",
                     "client_id",
                     "is_reauthentication",
+                    "principal_source",
+                    "mechanism_source",
                 ),
             }
         )

@@ -25,7 +25,7 @@ Rules followed (kafka-log-formats.md section 4; apache/kafka ``Selector.pollSele
   (message)`` (the channel id since 3.2, KAFKA-13539): ``failed-authentication``.
 
 What the lines state decides the metric dimensions (docs/generator.md): Selector outcomes
-carry the listener only where the layout prints the network thread (Strimzi) and the
+carry the listener only where the layout prints the network thread (``THREAD_LAYOUTS``) and the
 mechanism only where the exception message names it; the no-reauth, kill and latency
 metrics belong to a connection, whose listener is its port's. Unambiguous by construction:
 one client address per client, at least ``OUTCOME_GAP_MS`` between two authentication
@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 from jobs.simulator.base import Client, LogLine, Node, Truth, World
 from jobs.simulator.connections import Event, plan
+from jobs.simulator.layouts import THREAD_LAYOUTS
 from jobs.simulator.requests import client_request_message
 from jobs.simulator.shared import REQUEST_LOGGER, broker_ip, version_tuple
 from jobs.simulator.world import LISTENERS, network_thread, reauth_capable, socket_server_prefix
@@ -136,12 +137,13 @@ class AuthArea:
         rng = world.rng(self.name)
         findings = _Findings()
         pending: list[tuple[int, int, LogLine]] = []  # first requests, a little later
-        serial = 0
+        serial = strangers = 0
         for event in events:
             while pending and pending[0][0] <= event.ts:
                 yield heapq.heappop(pending)[2]
             if event.kind == "stranger":
-                yield _stranger(event.ts, event.broker, rng, truth)
+                strangers += 1
+                yield _stranger(event.ts, event.broker, rng, truth, f"auth:stranger:{strangers}")
                 continue
             serial += 1
             for line in _EventLines(event, rng, truth, findings, f"auth:{serial}").lines():
@@ -165,11 +167,12 @@ class _EventLines:
         self.event, self.pair, self.broker, self.client = event, pair, broker, pair.client
         self.rng, self.truth, self.findings, self.tag = rng, truth, findings, tag
         self.thread = network_thread(pair.listener, pair.client_index % 3)
-        self.shown = pair.listener if broker.layout == "strimzi" else None
+        self.shown = pair.listener if broker.layout in THREAD_LAYOUTS else None
         self.prefix = socket_server_prefix(broker)
         self.channel = pair.connection(segment)
         self.reauth_ms = LISTENERS[pair.listener][2]
         self.capable = reauth_capable(pair.client)
+        self.handshake_ts: int | None = None  # its 'Using SASL mechanism' line
 
     def line(self, at: int, level: str, logger: str, message: str, *, keep: bool = False,
              line_tag: str | None = None) -> LogLine:  # fmt: skip
@@ -183,10 +186,12 @@ class _EventLines:
         if kind == "kill":
             return [self._kill()]
         life = f"{self.tag}:life"  # the session-lifetime line's tag
+        handshake = self._handshake()
         lines = [
             self.line(at, "DEBUG", SASL_SERVER, text, keep=True, line_tag=life if is_life else None)
-            for at, text, is_life in self._handshake()
+            for at, text, is_life in handshake
         ]
+        self.handshake_ts = next(at for at, text, _ in handshake if text.startswith("Using SASL"))
         if kind == "connect":
             return lines + self._connected()
         if kind == "reauth_ok":
@@ -223,10 +228,12 @@ class _EventLines:
             self.findings.no_reauth_session(client, pair.listener, ts, node_id, self.tag)
         message = f"{self.prefix}Successfully authenticated with /{client.address}"
         outcome = self.line(ts, "DEBUG", SELECTOR, message, line_tag=self.tag)
+        self._outcome("authentication_succeeded", None, named=False)
         first = ts + self.rng.randrange(5, 40)
         text = client_request_message(broker, client, pair.listener, self.channel, api=3,
                                       correlation=self.rng.randrange(1, 50), topic="orders",
                                       size=0, total_ms=0.4)  # fmt: skip
+        self.truth.request_logged(node_id, self.channel, client.address, client.principal, first)
         request = LogLine(first, broker.name, "request", "DEBUG", REQUEST_LOGGER, text,
                           "data-plane-kafka-request-handler-1")  # fmt: skip
         return [outcome, request]
@@ -239,7 +246,8 @@ class _EventLines:
                                 listener=self.pair.listener, mechanism=client.mechanism,
                                 value=float(self.event.latency_ms))  # fmt: skip
         message = f"{self.prefix}Successfully re-authenticated with /{client.address}"
-        return [self.line(ts, "DEBUG", SELECTOR, message)]
+        self._outcome("reauthentication_succeeded", None, named=False)
+        return [self.line(ts, "DEBUG", SELECTOR, message, line_tag=self.tag)]
 
     def _reauth_failed(self) -> list[LogLine]:
         """``Failed re-authentication`` (with the channel id from 3.2, KAFKA-13539)."""
@@ -247,14 +255,27 @@ class _EventLines:
         self.truth.metric_event("failed-reauthentication", ts, broker.node_id,
                                 listener=self.shown,
                                 mechanism=named_mechanism(client.mechanism))  # fmt: skip
-        desc = f"/{client.address}"
+        desc, channel = f"/{client.address}", None
         if version_tuple(broker.kafka_version) >= (3, 2):
-            desc += f" (channelId={self.channel})"
+            desc, channel = desc + f" (channelId={self.channel})", self.channel
+        named = named_mechanism(client.mechanism) is not None
+        self._outcome("reauthentication_failed", channel, named=named)
         reason = failure_message(client.mechanism, reauth=True)
         message = f"{self.prefix}Failed re-authentication with {desc} ({reason})"
         out = self.line(ts, "INFO", SELECTOR, message, line_tag=self.tag)
         self.findings.failed_reauth(client.address, broker.node_id, ts, self.tag)
         return [out]
+
+    def _outcome(self, event_type: str, channel: str | None, *, named: bool) -> None:
+        """Tell the truth about this event's outcome line (tagged ``self.tag``): whose it is,
+        the channel id it prints, whether it names the mechanism (``links``)."""
+        client = self.client
+        self.truth.authentication({
+            "tag": self.tag, "event_type": event_type, "node_id": self.broker.node_id,
+            "ts": self.event.ts, "client_ip": client.address, "connection_id": channel,
+            "principal": client.principal, "mechanism": client.mechanism,
+            "mechanism_named": named, "handshake_ts": self.handshake_ts,
+        })  # fmt: skip
 
     def _handshake(self) -> list[tuple[int, str, bool]]:
         """The ``SaslServerAuthenticator`` DEBUG lines before the outcome: (ts, message,
@@ -286,21 +307,30 @@ class _EventLines:
         return lines
 
 
-def _stranger(ts: int, broker: Node, rng: random.Random, truth: Truth) -> LogLine:
+def _stranger(ts: int, broker: Node, rng: random.Random, truth: Truth, tag: str) -> LogLine:
+    """A stranger's failed authentication (``tag``): no request follows it, and the world does
+    not say whose name it tried."""
     mechanism = rng.choice(("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"))
     listener_name = rng.choice(tuple(LISTENERS))
-    listener = listener_name if broker.layout == "strimzi" else None
+    listener = listener_name if broker.layout in THREAD_LAYOUTS else None
     truth.metric_event("failed-authentication", ts, broker.node_id, listener=listener,
                        mechanism=named_mechanism(mechanism))  # fmt: skip
     address = f"{STRANGER_PREFIX}{rng.randrange(1, 30)}"
-    desc = f"/{address}"
+    desc, channel = f"/{address}", None
     if version_tuple(broker.kafka_version) >= (3, 2):
         local = f"{broker_ip(broker.node_id)}:{LISTENERS[listener_name][1]}"
-        desc += f" (channelId={local}-{address}:{rng.randrange(30000, 60000)}-{ts % 997})"
+        channel = f"{local}-{address}:{rng.randrange(30000, 60000)}-{ts % 997}"
+        desc += f" (channelId={channel})"
+    truth.authentication({
+        "tag": tag, "event_type": "authentication_failed", "node_id": broker.node_id, "ts": ts,
+        "client_ip": address, "connection_id": channel, "principal": None,
+        "mechanism": mechanism, "mechanism_named": named_mechanism(mechanism) is not None,
+        "handshake_ts": None,
+    })  # fmt: skip
     reason = failure_message(mechanism, reauth=False)
     message = f"{socket_server_prefix(broker)}Failed authentication with {desc} ({reason})"
     thread = network_thread(listener_name, rng.randrange(3))
-    return LogLine(ts, broker.name, "server", "INFO", SELECTOR, message, thread)
+    return LogLine(ts, broker.name, "server", "INFO", SELECTOR, message, thread, tag)
 
 
 def _report(truth: Truth, findings: _Findings) -> None:

@@ -132,6 +132,21 @@ class Truth(Protocol):
         """One ``findings`` row (columns as in ``schemas/findings.py``; times as epoch ms;
         ``evidence_tags``: the tags of its supporting lines)."""
 
+    def authentication(self, row: dict[str, Any]) -> None:
+        """One broker-side authentication outcome line (``Successfully {re-}authenticated
+        with``, ``Failed {re-}authentication with``; ``links.Outcome`` keys: tag,
+        event_type, node_id, ts (epoch ms), client_ip, connection_id (the channel id the
+        line prints, else None), principal (whose attempt it was; None when the world does
+        not say), mechanism, mechanism_named (the line names it), handshake_ts (epoch ms of
+        the handshake's ``Using SASL mechanism`` line, None without one))."""
+
+    def request_logged(
+        self, node_id: str, connection_id: str, client_ip: str, principal: str, ts_ms: int
+    ) -> None:
+        """One request-log line a broker writes for a client's connection (not a forwarded
+        copy): what ``links`` needs to tell which outcomes the logs tie to a principal.
+        Areas whose clients also authenticate report every such line."""
+
 
 class Area(Protocol):
     """One part of the simulated world."""

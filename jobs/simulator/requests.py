@@ -6,8 +6,10 @@ Each line is ``RequestChannel.updateRequestMetrics``' DEBUG ``Completed request:
 (``RequestHeader(...) -- request,response:... from connection ...;totalTime:...``) before.
 Clients send Produce, Fetch and Metadata over their connection to each broker; the connection
 id, principal, listener, protocol and ``clientInformation`` (KIP-511) are the client's.
-The area spreads ``share`` of ``lines_target`` evenly over the time span. It states no truth:
-no replayed metric or finding counts request-log Produce / Fetch / Metadata lines.
+The area spreads ``share`` of ``lines_target`` evenly over the time span. No replayed metric or
+finding counts request-log Produce / Fetch / Metadata lines; each line is reported to the truth
+(``request_logged``) only to tell which authentication lines the logs tie to a principal
+(``links``).
 """
 
 from __future__ import annotations
@@ -177,7 +179,8 @@ class RequestsArea:
         step = max(1, world.end_ms - first) / count
         randrange, random = rng.randrange, rng.random
         n_keys, n_topics = len(keys), len(TOPICS)
-        tails: dict[tuple[tuple[int, int], int], tuple[str, _MessageOf]] = {}
+        tails: dict[tuple[tuple[int, int], int], tuple[str, _MessageOf, str]] = {}
+        logged = truth.request_logged
         cursor: dict[tuple[int, int], int] = {}
         correlation = 0
         for i in range(count):
@@ -196,11 +199,13 @@ class RequestsArea:
             cached = tails.get((key, at))
             if cached is None:
                 connection = pair.connection(segments[at])
-                cached = _connection_form(pair.broker, pair.client, pair.listener, connection)
+                form = _connection_form(pair.broker, pair.client, pair.listener, connection)
+                cached = (*form, connection)
                 tails[(key, at)] = cached
-            tail, message_of = cached
+            tail, message_of, connection = cached
             correlation += 1
             message = message_of(api, correlation, pair.client.client_id, topic, size, total, tail)
+            logged(pair.broker.node_id, connection, pair.client.address, pair.client.principal, ts)
             yield LogLine(
                 ts, pair.broker.name, "request", "DEBUG", REQUEST_LOGGER, message,
                 "data-plane-kafka-request-handler-1",

@@ -350,6 +350,8 @@ class _TokensRun:
             header, request, response, conn, total_ms=0.9, remote_ms=0.6 if forwarded else 0.0
         )
         out.append(LogLine(ts, broker.name, "request", "DEBUG", REQUEST_LOGGER, msg, tag=tag))
+        # The owners are authenticated clients (their address): the truth's ``links`` sees it.
+        self.truth.request_logged(broker.node_id, conn.connection, address, principal, ts)
         if forwarded:
             self.truth.metric_event(
                 "forwarded-requests",

@@ -6,6 +6,8 @@ accumulators keyed by window (never one entry per line, so memory stays flat) an
 * ``truth/security_metrics.jsonl``: the ``security_metrics`` rows (schemas/security_metrics.py);
 * ``truth/token_lifecycle.jsonl``: the ``token_lifecycle`` rows (schemas/token_lifecycle.py);
 * ``truth/findings.jsonl``: the ``findings`` rows (schemas/findings.py);
+* ``truth/auth_principals.jsonl``: per authentication outcome line, whose attempt it was and
+  whether the logs tie it to that principal and state its mechanism (``links``);
 * ``truth/README.md``: what each file holds and which columns are compared.
 
 Times are written as ISO-8601 UTC strings (``2026-11-20T00:00:00.000Z``); evidence tags are
@@ -22,6 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from jobs.simulator.links import RequestLog, principal_rows
 from jobs.simulator.shared import finding_id
 
 #: Selector meters (``SelectorMetrics``): ``<name>-total`` (count) and ``<name>-rate`` (per s).
@@ -75,6 +78,8 @@ class TruthRecorder:
         self._values: dict[_Key, list[float]] = defaultdict(list)
         self.tokens: list[dict[str, Any]] = []
         self.findings: list[dict[str, Any]] = []
+        self.outcomes: list[dict[str, Any]] = []
+        self.requests = RequestLog()
 
     def metric_event(
         self,
@@ -112,6 +117,16 @@ class TruthRecorder:
         """One ``findings`` row (see ``base.Truth``); ``finding_id`` and ``finding_date`` are
         derived when absent."""
         self.findings.append(row)
+
+    def authentication(self, row: dict[str, Any]) -> None:
+        """One authentication outcome line (see ``base.Truth``)."""
+        self.outcomes.append(row)
+
+    def request_logged(
+        self, node_id: str, connection_id: str, client_ip: str, principal: str, ts_ms: int
+    ) -> None:
+        """One request-log line of a client connection (see ``base.Truth``)."""
+        self.requests.add(node_id, connection_id, client_ip, principal, ts_ms)
 
     def metric_rows(self) -> list[dict[str, Any]]:
         """Every ``security_metrics`` row (times as ISO strings), sorted."""
@@ -169,6 +184,10 @@ class TruthRecorder:
             "findings.jsonl": sorted(
                 (_finding(resolve(r, positions)) for r in self.findings),
                 key=lambda r: (r["rule_id"], r["finding_id"]),
+            ),
+            "auth_principals.jsonl": sorted(
+                (resolve(r, positions) for r in principal_rows(self.outcomes, self.requests)),
+                key=lambda r: (r["source_path"], r["line_number"]),
             ),
         }
         for name, rows in files.items():
@@ -236,6 +255,16 @@ this `truth/`).
 * `security_metrics.jsonl`: the `security_metrics` rows (1h and 1d UTC windows).
 * `token_lifecycle.jsonl`: the `token_lifecycle` rows (KIP-48 delegation tokens).
 * `findings.jsonl`: the `findings` rows of every rule the simulated world triggers.
+* `auth_principals.jsonl`: one row per broker authentication outcome line (`source_path`,
+  `line_number`, `event_type`, `node_id`, `event_ts`): the `principal` whose attempt it was
+  (null for the strangers' failures: the world does not say who they tried to be) and
+  `mechanism`; `linkable` / `principal_source`: whether the logs tie the line to that
+  principal, and how (`request_log`: the channel id it prints is a connection of the request
+  log; `session`: the connection a success opened, or the connections of the address open at a
+  re-authentication, all of one principal; same broker and UTC day); `mechanism_stated` /
+  `mechanism_source`: whether the line names the mechanism (`line`) or its handshake's `Using
+  SASL mechanism` line does (`handshake`). The lake's `auth_events` row of the line holds the
+  principal exactly when `linkable`, the mechanism exactly when `mechanism_stated`.
 
 Every column is compared except the ones named below.
 

@@ -23,6 +23,8 @@ from pyspark.sql.types import (
     ArrayType,
     DataType,
     DateType,
+    LongType,
+    StringType,
     StructField,
     StructType,
     TimestampType,
@@ -35,6 +37,7 @@ from jobs.lake.tables import Engine, Lake
 from jobs.pipeline import run
 from jobs.simulator.generate import generate
 from jobs.simulator.world import GenerateOptions
+from schemas.auth_events import AUTH_EVENTS
 from schemas.findings import FINDINGS
 from schemas.security_metrics import SECURITY_METRICS
 from schemas.token_lifecycle import TOKEN_LIFECYCLE
@@ -143,6 +146,55 @@ def test_findings_equal_the_truth(spark: SparkSession, corpus: Path, lake: Path)
     ]
     blank = F.when(F.col("rule_id").isin(unexplained), F.lit(None)).otherwise(F.col("explanation"))
     actual = actual.withColumn("explanation", blank)
+    _compare(actual, expected)
+
+
+#: The broker outcome lines the truth's ``auth_principals.jsonl`` covers.
+OUTCOMES = ("authentication_succeeded", "authentication_failed", "reauthentication_succeeded",
+            "reauthentication_failed")  # fmt: skip
+LINKED = StructType(
+    [
+        StructField("source_path", StringType(), False),
+        StructField("line_number", LongType(), False),
+        StructField("event_type", StringType(), False),
+        StructField("principal", StringType(), True),
+        StructField("principal_source", StringType(), True),
+        StructField("mechanism", StringType(), True),
+        StructField("mechanism_source", StringType(), True),
+    ]
+)
+
+
+def _expected_links(corpus: Path) -> list[tuple[Any, ...]]:
+    """The truth's outcomes as the lake's auth_events must hold them: the principal exactly
+    when the logs link it (``linkable``), the mechanism exactly when they state it."""
+    rows = []
+    with open(corpus / "truth" / "auth_principals.jsonl", encoding="utf-8") as handle:
+        for line in handle:
+            r = json.loads(line)
+            linked, stated = r["linkable"], r["mechanism_stated"]
+            rows.append((
+                str(corpus / r["source_path"]), r["line_number"], r["event_type"],
+                r["principal"] if linked else None, r["principal_source"] if linked else None,
+                r["mechanism"] if stated else None, r["mechanism_source"] if stated else None,
+            ))  # fmt: skip
+    return rows
+
+
+def test_auth_principals_equal_the_truth(spark: SparkSession, corpus: Path, lake: Path) -> None:
+    """Every broker authentication outcome of the lake (issue 17): its principal is the
+    world's exactly where the logs link it (``truth/auth_principals.jsonl``), its mechanism
+    exactly where they state it; so the share of outcomes with a principal is the truth's
+    linkable share."""
+    auth = Lake(spark, str(lake), Engine.EMBEDDED).read("auth_events", AUTH_EVENTS)
+    outcomes = auth.where(F.col("event_type").isin(*OUTCOMES) & (F.col("side") == "broker"))
+    actual = outcomes.select(*LINKED.fieldNames())
+    truth = _expected_links(corpus)
+    expected = spark.createDataFrame(truth, LINKED)
+    linkable = sum(1 for row in truth if row[3] is not None)
+    assert 0 < linkable < len(truth)  # the corpus has linked and unlinked outcomes
+    with_principal = actual.where(F.col("principal").isNotNull()).count()
+    assert (with_principal, actual.count()) == (linkable, len(truth))
     _compare(actual, expected)
 
 

@@ -232,10 +232,12 @@ def _json_rows(events: DataFrame) -> list[dict[str, Any]]:
 
 
 def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
-    """Mappings the samples do not show: a refused re-authentication names the new principal
-    (KIP-368), SCRAM is 99 with its name, GSSAPI 2 Kerberos, a Confluent audit event is
-    Confluent Server's; a decision without a host gets the 'unknown' source, CREATE is 1 Create;
-    rows without a timestamp are left out."""
+    """Mappings the samples do not show: the user is the silver principal (the new principal
+    of a refused re-authentication, KIP-368, as the parser reads it from the line; one linked
+    from the request log, its type kept apart from its name), SCRAM is 99 with its name, GSSAPI
+    2 Kerberos, OAUTHBEARER 6, a Confluent audit event is Confluent Server's; a failure nothing
+    links stays 'unknown'; a decision without a host gets the 'unknown' source, CREATE is 1
+    Create; rows without a timestamp are left out."""
     from schemas.auth_events import AUTH_EVENTS  # noqa: PLC0415
     from schemas.authz_decisions import AUTHZ_DECISIONS  # noqa: PLC0415
     from transforms.ocsf import api_activity_events, authentication_events  # noqa: PLC0415
@@ -243,12 +245,20 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
     auth = spark.createDataFrame(
         [
             _row(AUTH_EVENTS, event_type="reauthentication_failed", side="broker", mechanism="SCRAM-SHA-512",
-                 failure_reason_code="PRINCIPAL_CHANGE_DURING_REAUTH", reauth_new_principal="User:bob",
-                 reason="Cannot change principals during re-authentication from User.alice: User.bob"),
+                 mechanism_source="line", failure_reason_code="PRINCIPAL_CHANGE_DURING_REAUTH",
+                 reauth_old_principal="User:alice", reauth_new_principal="User:bob", principal="User:bob",
+                 principal_source="line", reason="Cannot change principals during re-authentication from User.alice: User.bob"),
             _row(AUTH_EVENTS, line_number=2, event_type="authentication_succeeded", side="broker", mechanism="GSSAPI",
-                 source_format="confluent_audit", principal="User:kafka/host@REALM", peer_ip="10.0.0.9"),
+                 mechanism_source="confluent_audit", source_format="confluent_audit", principal="User:kafka/host@REALM",
+                 principal_source="confluent_audit", peer_ip="10.0.0.9"),
             _row(AUTH_EVENTS, line_number=3, event_type="authentication_failed", event_ts=None),
             _row(AUTH_EVENTS, line_number=4, event_type="session_lifetime"),
+            _row(AUTH_EVENTS, line_number=5, event_type="reauthentication_succeeded", side="broker",
+                 source_format="log4j", mechanism="OAUTHBEARER", mechanism_source="handshake",
+                 principal="User:CN=app,O=corp", principal_source="request_log"),
+            _row(AUTH_EVENTS, line_number=6, event_type="authentication_failed", side="broker",
+                 source_format="log4j", reason="Authentication failed: Invalid username or password",
+                 failure_reason_code="INVALID_USERNAME_OR_PASSWORD"),
         ],
         AUTH_EVENTS,
     )  # fmt: skip
@@ -260,6 +270,7 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
             e["status_id"],
             e["message"],
             e["metadata"]["product"]["name"],
+            {k: v for k, v in e["unmapped"].items() if k.endswith("_source")},
         )
         for e in sorted(
             _json_rows(authentication_events(auth)),
@@ -274,6 +285,7 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
             2,
             "Re-authentication failed: Cannot change principals during re-authentication from User.alice: User.bob",
             "Apache Kafka",
+            {"principal_source": "line", "mechanism_source": "line"},
         ),
         (
             {
@@ -287,6 +299,25 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
             1,
             "Authentication succeeded",
             "Confluent Server",
+            {"principal_source": "confluent_audit", "mechanism_source": "confluent_audit"},
+        ),
+        (
+            {"uid": "User:CN=app,O=corp", "name": "CN=app,O=corp", "type": "User", "type_id": 1},
+            6,
+            "OAUTH 2.0",
+            1,
+            "Re-authentication succeeded",
+            "Apache Kafka",
+            {"principal_source": "request_log", "mechanism_source": "handshake"},
+        ),
+        (
+            {"name": "unknown", "type": "Unknown", "type_id": 0},
+            0,
+            "Unknown",
+            2,
+            "Authentication failed: Authentication failed: Invalid username or password",
+            "Apache Kafka",
+            {},
         ),
     ]
     authz = spark.createDataFrame(

@@ -23,7 +23,9 @@ from transforms.silver.auth.parse import (
     sasl_mechanism,
 )
 from transforms.silver.auth.reasons import (
+    confluent_user,
     enabled_mechanisms,
+    exception_message,
     reauth_old_mechanism,
     reauth_principals,
 )
@@ -90,7 +92,8 @@ def test_sample_sasl_authentication_lines_parse(spark: SparkSession) -> None:
         None,
         None,
     )
-    token = ('errorMessage={"status":"invalid_token"}', '{"status":"invalid_token"}')
+    # The client Selector's 'errorMessage=' wrapping is not part of the exception message.
+    token = ('{"status":"invalid_token"}', '{"status":"invalid_token"}')
     admin = ("AdminClient", "connect-adminclient-producer", "broker", "172.18.0.4")
     expected = [
         *[(i, SAMPLE_RECORDS[i - 1].log_ts, *zk) for i in range(1, 6)],
@@ -215,6 +218,13 @@ def test_failure_reason_code_and_mechanism_including_nulls(spark: SparkSession) 
         ("SSL handshake failed", "SSL_HANDSHAKE_FAILED", None),
         ('{"status":"invalid_token","scope":"kafka"}', "OAUTH_INVALID_TOKEN", None),
         ("Authentication failed: 1 extensions are invalid! They are: x: y", "OTHER", None),
+        # Kerberos: SaslClientAuthenticator's 'An error: (...) occurred when evaluating SASL token
+        # ...' around the JDK's GSS-API message, by cause; a precise code keeps its place.
+        (KERBEROS_CLOCK_SKEW, "KERBEROS_FAILED", "GSSAPI"),
+        ("An error: (java.security.PrivilegedActionException: javax.security.sasl.SaslException: GSS initiate failed [Caused by GSSException: No valid credentials provided (Mechanism level: Failed to find any Kerberos tgt)]) occurred when evaluating SASL token received from the Kafka Broker. Kafka Client will go to AUTHENTICATION_FAILED state.", "KERBEROS_FAILED", "GSSAPI"),
+        ("javax.security.sasl.SaslException: GSS initiate failed", "KERBEROS_FAILED", "GSSAPI"),
+        ("Authentication failed during authentication due to invalid credentials with SASL mechanism GSSAPI", "INVALID_CREDENTIALS", "GSSAPI"),
+        ("Unexpected handshake request with client mechanism PLAIN, enabled mechanisms are [GSSAPI]", "MECHANISM_MISMATCH", "PLAIN"),
         (None, None, None),
     ]  # fmt: skip
     df = spark.createDataFrame(rows, "reason string, code string, mechanism string")
@@ -224,6 +234,84 @@ def test_failure_reason_code_and_mechanism_including_nulls(spark: SparkSession) 
         sasl_mechanism(F.col("reason")).alias("mechanism"),
     )
     assert_df_equality(actual, df, ignore_nullable=True)
+
+
+def test_exception_message_and_confluent_user_including_malformed_and_nulls(
+    spark: SparkSession,
+) -> None:
+    invalid = "Authentication failed: Invalid username or password"
+    rows = [
+        (f"userId=alice, errorMessage={invalid}", invalid, "User:alice"),
+        ("userId=, errorMessage=" + invalid, invalid, None),
+        ('errorMessage={"status":"invalid_token"}', '{"status":"invalid_token"}', None),
+        # Not Confluent's shape (no ', '): left as it is.
+        ("userId=alice errorMessage=x", "userId=alice errorMessage=x", None),
+        ("SSL handshake failed (errorMessage=x)", "SSL handshake failed (errorMessage=x)", None),
+        (None, None, None),
+    ]
+    df = spark.createDataFrame(rows, "reason string, message string, principal string")
+    actual = df.select(
+        "reason",
+        exception_message(F.col("reason")).alias("message"),
+        confluent_user(F.col("reason")).alias("principal"),
+    )
+    assert_df_equality(actual, df, ignore_nullable=True)
+
+
+# JDK GSS-API failure inside SaslClientAuthenticator's message (the format of the real line of
+# vdesabou/kafka-docker-playground#1195, another Kerberos cause).
+KERBEROS_CLOCK_SKEW = "An error: (java.security.PrivilegedActionException: javax.security.sasl.SaslException: GSS initiate failed [Caused by GSSException: No valid credentials provided (Mechanism level: Clock skew too great (37) - PROCESS_TGS)]) occurred when evaluating SASL token received from the Kafka Broker. Kafka Client will go to AUTHENTICATION_FAILED state."
+# Real lines, https://github.com/vdesabou/kafka-docker-playground/issues/1195 (2021-07-19,
+# Confluent Platform client, Kerberos): the client Selector, then NetworkClient.
+KERBEROS_SERVER_NOT_FOUND = "An error: (java.security.PrivilegedActionException: javax.security.sasl.SaslException: GSS initiate failed [Caused by GSSException: No valid credentials provided (Mechanism level: Server not found in Kerberos database (7) - LOOKING_UP_SERVER)]) occurred when evaluating SASL token received from the Kafka Broker. This may be caused by Java's being unable to resolve the Kafka Broker's hostname correctly. You may want to try to adding '-Dsun.net.spi.nameservice.provider.1=dns,sun' to your client's JVMFLAGS environment. Users must configure FQDN of kafka brokers when authenticating using SASL and `socketChannel.socket().getInetAddress().getHostName()` must match the hostname in `principal/hostname@realm` Kafka Client will go to AUTHENTICATION_FAILED state."
+KERBEROS_PREFIX = "[Producer clientId=ConfluentBalancerSampleStoreProducer] "
+CONFLUENT_AND_REDACTED_COLUMNS = (
+    "line_number", "event_type", "side", "peer_host", "peer_ip", "peer_port", "connection_id",
+    "peer_address_redacted", "reason", "failure_reason_code", "mechanism", "mechanism_source",
+    "principal", "principal_source", "broker_node_id", "reason_code",
+)  # fmt: skip
+
+
+def test_confluent_kerberos_and_redacted_address_lines(spark: SparkSession) -> None:
+    """Confluent Server's '(userId=<u>, errorMessage=...)' failure, Kerberos failures of a
+    client (GSSAPI), and Selector lines whose poster replaced the peer address: parsed when
+    the rest of the line is whole, quarantined when it is cut short."""
+    broker = "[SocketServer listenerType=BROKER, nodeId=1] "
+    invalid = "Authentication failed: Invalid username or password"
+    scram = "Authentication failed during authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512"
+    cid = "10.0.0.1:9093-10.0.0.9:40000-3"
+    records = [
+        Record("INFO", SELECTOR, broker + f"Failed authentication with /10.0.0.9 (channelId=10.0.0.1:9092-10.0.0.9:51234-7) (userId=alice, errorMessage={invalid})"),
+        Record("INFO", SELECTOR, broker + f"Failed authentication with /10.0.0.9 (channelId=10.0.0.1:9092-10.0.0.9:51235-8) (userId=, errorMessage={invalid})"),
+        Record("INFO", SELECTOR, KERBEROS_PREFIX + f"Failed authentication with 0.0.0.0/0.0.0.0 (errorMessage={KERBEROS_SERVER_NOT_FOUND} caused by GSS initiate failed)"),
+        Record("ERROR", NETWORK_CLIENT, KERBEROS_PREFIX + f"Connection to node -1 (0.0.0.0/0.0.0.0:19092) failed authentication due to: {KERBEROS_SERVER_NOT_FOUND}"),
+        Record("INFO", SELECTOR, broker + f"Failed authentication with <redacted> (channelId={cid}) ({scram})"),
+        Record("INFO", SELECTOR, broker + "Failed authentication with <redacted> (channelId=<redacted>) (SSL handshake failed)"),
+        Record("INFO", SELECTOR, f"[SocketServer brokerId=0] Failed authentication with xxx.xxx.xxx.xxx ({invalid})"),
+        Record("INFO", SELECTOR, "[SocketServer listenerType=ZK_BROKER, nodeId=1] Failed authentication with /<IP> (Unexpected Kafka request of type METADATA during SASL handshake.)"),
+        Record("DEBUG", SELECTOR, broker + "Successfully authenticated with kafka-client/<redacted>"),
+        Record("INFO", SELECTOR, broker + "Failed authentication with <redacted> (channelId=<redacted>) (Authentication failed during authentication due to invalid credentials with SASL "),
+        Record("INFO", SELECTOR, broker + f"Failed authentication with <redacted> (channelId={cid})"),
+    ]  # fmt: skip
+    f, b = "authentication_failed", "broker"
+    gss = (KERBEROS_SERVER_NOT_FOUND, "KERBEROS_FAILED", "GSSAPI", "line", None, None)
+    handshake = "Unexpected Kafka request of type METADATA during SASL handshake."
+    cut = (None, b, *[None] * 12, "auth_truncated_message")
+    expected = [
+        (1, f, b, None, "10.0.0.9", 51234, "10.0.0.1:9092-10.0.0.9:51234-7", False, invalid, "INVALID_USERNAME_OR_PASSWORD", None, None, "User:alice", "line", None, None),
+        (2, f, b, None, "10.0.0.9", 51235, "10.0.0.1:9092-10.0.0.9:51235-8", False, invalid, "INVALID_USERNAME_OR_PASSWORD", None, None, None, None, None, None),
+        (3, f, "client", "0.0.0.0", "0.0.0.0", None, None, False, KERBEROS_SERVER_NOT_FOUND + " caused by GSS initiate failed", *gss[1:4], None, None, None, None),
+        (4, "client_authentication_failed", "client", "0.0.0.0", "0.0.0.0", 19092, None, False, *gss, -1, None),
+        # The channel id the poster left whole still gives the client's address.
+        (5, f, b, None, "10.0.0.9", 40000, cid, True, scram, "INVALID_CREDENTIALS", "SCRAM-SHA-512", "line", None, None, None, None),
+        (6, f, b, None, None, None, None, True, "SSL handshake failed", "SSL_HANDSHAKE_FAILED", None, None, None, None, None, None),
+        (7, f, b, None, None, None, None, True, invalid, "INVALID_USERNAME_OR_PASSWORD", None, None, None, None, None, None),
+        (8, f, b, None, None, None, None, True, handshake, "UNEXPECTED_REQUEST_DURING_HANDSHAKE", None, None, None, None, None, None),
+        (9, "authentication_succeeded", b, "kafka-client", None, None, None, True, None, None, None, None, None, None, None, None),
+        (10, *cut),
+        (11, f, b, None, None, None, None, True, "channelId=" + cid, "OTHER", None, None, None, None, None, "auth_truncated_message"),
+    ]  # fmt: skip
+    assert_parsed(spark, parse(spark, records), CONFLUENT_AND_REDACTED_COLUMNS, expected)
 
 
 REAUTH_COLUMNS = (
@@ -247,9 +335,10 @@ def test_reauthentication_and_handshake_details_of_outcome_lines(spark: SparkSes
     ]  # fmt: skip
     rf, cf = "reauthentication_failed", "client_authentication_failed"
     log4j = ("log4j", None, None, None)
+    # A refused re-authentication prints the principal it asked for: the line's principal.
     expected = [
-        (1, rf, True, "Cannot change principals during re-authentication from User.alice: User.bob", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:alice", "User:bob", None, None, *log4j),
-        (2, rf, True, "Cannot change principals during re-authentication from User.CN=a.b,O=c: d: User.svc.etl", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:CN=a.b,O=c: d", "User:svc.etl", None, None, *log4j),
+        (1, rf, True, "Cannot change principals during re-authentication from User.alice: User.bob", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:alice", "User:bob", None, None, "log4j", "User:bob", None, None),
+        (2, rf, True, "Cannot change principals during re-authentication from User.CN=a.b,O=c: d: User.svc.etl", "PRINCIPAL_CHANGE_DURING_REAUTH", None, "User:CN=a.b,O=c: d", "User:svc.etl", None, None, "log4j", "User:svc.etl", None, None),
         (3, rf, True, "SASL mechanism 'PLAIN' requested by client is not supported for re-authentication of mechanism 'SCRAM-SHA-512'", "MECHANISM_CHANGE_DURING_REAUTH", "PLAIN", None, None, "SCRAM-SHA-512", None, *log4j),
         (4, cf, None, "Unexpected handshake request with client mechanism SCRAM-SHA-512, enabled mechanisms are [PLAIN, SCRAM-SHA-256]", "MECHANISM_MISMATCH", "SCRAM-SHA-512", None, None, None, ["PLAIN", "SCRAM-SHA-256"], *log4j),
         (5, cf, None, "Client SASL mechanism 'GSSAPI' not enabled in the server, enabled mechanisms are []", "UNSUPPORTED_MECHANISM", "GSSAPI", None, None, None, [], *log4j),

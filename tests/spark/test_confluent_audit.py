@@ -139,7 +139,7 @@ def test_real_and_documented_authorization_events_parse(spark: SparkSession) -> 
 AUTHN_COLUMNS = (
     "line_number", "event_ts", "event_id", "source_format", "event_type", "side", "principal",
     "peer_host", "peer_ip", "security_protocol", "mechanism", "reason", "failure_reason_code",
-    "listener", "connection_id", "reason_code",
+    "listener", "connection_id", "principal_source", "mechanism_source", "reason_code",
 )  # fmt: skip
 
 
@@ -148,10 +148,11 @@ def test_authentication_events_parse(spark: SparkSession) -> None:
     parsed = parse_confluent_authentication(json_bronze(spark, lines))
     conf, t = "confluent_audit", ts("2024-01-12T13:33:46.296209")
     none2 = (None, None)
+    # The audit event carries the principal and mechanism: principal_source / mechanism_source.
     expected = [
-        (1, ts("2023-02-21T06:07:38.958333"), "fbdeefc6-2ae9-4ae9-88cc-159c4f360c0e", conf, "authentication_succeeded", "broker", "User:alice", None, "172.21.0.1", "SSL", None, None, None, *none2, None),
-        (2, t, "e-2", conf, "authentication_failed", "broker", None, None, "198.51.100.7", "SASL_SSL", "PLAIN", "Authentication failed: Invalid username or password", "INVALID_USERNAME_OR_PASSWORD", *none2, None),
-        (3, t, "e-3", conf, "authentication_succeeded", "broker", "User:sa-1x2y3z", None, "2001:db8::1", "SASL_SSL", "OAUTHBEARER", None, None, *none2, None),
+        (1, ts("2023-02-21T06:07:38.958333"), "fbdeefc6-2ae9-4ae9-88cc-159c4f360c0e", conf, "authentication_succeeded", "broker", "User:alice", None, "172.21.0.1", "SSL", None, None, None, *none2, conf, None, None),
+        (2, t, "e-2", conf, "authentication_failed", "broker", None, None, "198.51.100.7", "SASL_SSL", "PLAIN", "Authentication failed: Invalid username or password", "INVALID_USERNAME_OR_PASSWORD", *none2, None, conf, None),
+        (3, t, "e-3", conf, "authentication_succeeded", "broker", "User:sa-1x2y3z", None, "2001:db8::1", "SASL_SSL", "OAUTHBEARER", None, None, *none2, conf, conf, None),
     ]  # fmt: skip
     assert_parsed(spark, parsed, AUTHN_COLUMNS, expected)
 
@@ -262,12 +263,13 @@ def test_table_and_quarantine_contracts_hold(spark: SparkSession) -> None:
         "broker",
         *[None] * 6,
         "172.21.0.1",
-        *[None] * 8,
+        *[None] * 9,
         "SSL",
-        *[None] * 5,
+        *[None] * 6,
         "confluent_audit",
         "fbdeefc6-2ae9-4ae9-88cc-159c4f360c0e",
         "User:alice",
+        "confluent_audit",
         *[None] * 5,
         *[None] * 13,
         dt.date(2023, 2, 21),

@@ -12,7 +12,7 @@ from transforms.gold.metrics import security_metrics
 
 AUTH_COLUMNS = (
     "event_ts timestamp, node_id string, side string, event_type string, listener string, "
-    "mechanism string, source_format string"
+    "mechanism string, mechanism_source string, source_format string"
 )
 AUTHZ_COLUMNS = (
     "event_ts timestamp, node_id string, record_type string, decision string, principal string, "
@@ -31,6 +31,7 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
                 "authentication_failed",
                 "SASL_SSL",
                 "PLAIN",
+                "line",
                 "log4j",
             ),
             (
@@ -40,6 +41,7 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
                 "authentication_failed",
                 "SASL_SSL",
                 "PLAIN",
+                "line",
                 "log4j",
             ),
             (
@@ -49,6 +51,7 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
                 "authentication_failed",
                 "SASL_SSL",
                 "PLAIN",
+                "line",
                 "log4j",
             ),
             # Client-side lines are the client's metrics, not the broker's: not counted.
@@ -59,10 +62,23 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
                 "client_authentication_failed",
                 None,
                 None,
+                None,
                 "log4j",
             ),
             # No timestamp (a pasted line): cannot be placed in a window.
-            (None, "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN", "log4j"),
+            (None, "1", "broker", "authentication_failed", "SASL_SSL", "PLAIN", "line", "log4j"),
+            # A success whose mechanism only its handshake's DEBUG line gives: the Selector
+            # meter is keyed by what the outcome line names (none).
+            (
+                t(2026, 11, 20, 10, 7),
+                "1",
+                "broker",
+                "authentication_succeeded",
+                "SASL_SSL",
+                "SCRAM-SHA-256",
+                "handshake",
+                "log4j",
+            ),
             # The same failure seen through a Confluent audit event: not counted twice.
             (
                 t(2026, 11, 20, 10, 5),
@@ -71,6 +87,7 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
                 "authentication_failed",
                 "SASL_SSL",
                 "PLAIN",
+                "line",
                 "confluent_audit",
             ),
         ],
@@ -96,6 +113,7 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
     d0, d1 = t(2026, 11, 20), t(2026, 11, 21)
     day = date(2026, 11, 20)
     fa = ("1", "SASL_SSL", "PLAIN", None, None)
+    ok = ("1", "SASL_SSL", None, None, None)
     mallory = ("1", None, None, "User:mallory", None)
     expected = spark.createDataFrame(
         [
@@ -105,6 +123,10 @@ def test_failed_authentications_and_denials_per_window(spark: SparkSession) -> N
             ("failed-authentication-rate", "1h", h11, h12, *fa, 1 / 3600, 1, "r", day),
             ("failed-authentication-total", "1d", d0, d1, *fa, 3.0, 3, "r", day),
             ("failed-authentication-rate", "1d", d0, d1, *fa, 3 / 86400, 3, "r", day),
+            ("successful-authentication-total", "1h", h10, h11, *ok, 1.0, 1, "r", day),
+            ("successful-authentication-rate", "1h", h10, h11, *ok, 1 / 3600, 1, "r", day),
+            ("successful-authentication-total", "1d", d0, d1, *ok, 1.0, 1, "r", day),
+            ("successful-authentication-rate", "1d", d0, d1, *ok, 1 / 86400, 1, "r", day),
             ("authorization-denied-rate-per-minute", "1h", h10, h11, *mallory, 2 / 60, 2, "r", day),
             ("authorization-denied-rate-per-minute", "1d", d0, d1, *mallory, 2 / 1440, 2, "r", day),
         ],

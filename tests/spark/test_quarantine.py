@@ -105,7 +105,7 @@ def test_auth_rows_split_exactly_into_table_and_quarantine(spark: SparkSession) 
     silver = [c for c in AUTH_EVENTS.fieldNames() if c not in RAW_LINES.fieldNames()]
     assert parsed.columns == [*RAW_LINES.fieldNames(), *silver, "reason_code", "reason_detail"]
     table_rows = [
-        (RUN_ID, SOURCE_PATH, 1, NODE_ID, "INFO", TS, "authentication_failed", "broker", "ZK_BROKER", 0, None, None, None, None, "10.42.1.38", 43546, "10.42.1.34:9093-10.42.1.38:43546-4", "10.42.1.34", 9093, "10.42.1.38", 43546, 8, "TLS-9093", "SASL_SSL", "SSL handshake failed", "SSL_HANDSHAKE_FAILED", None, None, None, "log4j", None, None, False, *[None] * 17, TS.date()),
+        (RUN_ID, SOURCE_PATH, 1, NODE_ID, "INFO", TS, "authentication_failed", "broker", "ZK_BROKER", 0, None, None, None, None, "10.42.1.38", 43546, False, "10.42.1.34:9093-10.42.1.38:43546-4", "10.42.1.34", 9093, "10.42.1.38", 43546, 8, "TLS-9093", "SASL_SSL", "SSL handshake failed", "SSL_HANDSHAKE_FAILED", None, None, None, None, "log4j", None, None, None, False, *[None] * 17, TS.date()),
     ]  # fmt: skip
     quarantined = [
         (RUN_ID, SOURCE_PATH, 2, NODE_ID, TS, FAMILY_AUTH, "auth_truncated_message", "starts like an authentication outcome line, then stops matching: cut short", f"INFO {records[1].message} ({SELECTOR})", False, TS.date()),

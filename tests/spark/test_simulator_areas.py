@@ -32,6 +32,8 @@ class RecordingTruth:
         self.metrics: list[tuple[Any, ...]] = []
         self.tokens: list[dict[str, Any]] = []
         self.findings: list[dict[str, Any]] = []
+        self.outcomes: list[dict[str, Any]] = []
+        self.requests: list[tuple[str, str, str, str, int]] = []
 
     def metric_event(
         self,
@@ -54,6 +56,14 @@ class RecordingTruth:
 
     def finding(self, row: dict[str, Any]) -> None:
         self.findings.append(row)
+
+    def authentication(self, row: dict[str, Any]) -> None:
+        self.outcomes.append(row)
+
+    def request_logged(
+        self, node_id: str, connection_id: str, client_ip: str, principal: str, ts_ms: int
+    ) -> None:
+        self.requests.append((node_id, connection_id, client_ip, principal, ts_ms))
 
 
 def world(*, seed: int = 7, hours: float = 6.0, kraft: bool = True, workers: int = 3) -> World:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from schemas.auth_events import MECHANISM_FROM_LINE
 from schemas.security_metrics import SECURITY_METRICS
 from transforms.columns import lookup
 
@@ -35,8 +36,8 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
 
     Input columns:
         auth_events: event_ts (timestamp), node_id, side, event_type, listener, mechanism,
-        source_format (string). authz_decisions: event_ts, node_id, record_type, decision,
-        principal, source_format.
+        mechanism_source, source_format (string). authz_decisions: event_ts, node_id,
+        record_type, decision, principal, source_format.
     Output columns:
         meter (string), kind ('meter' or 'per_minute'), event_ts (timestamp), broker_id,
         listener, mechanism, principal, api_key_name (string).
@@ -45,16 +46,19 @@ def metric_events(auth_events: DataFrame, authz_decisions: DataFrame) -> DataFra
     the client). Authorization counts only ``record_type = 'decision'`` rows. Only Kafka's own
     log lines count (``source_format = 'log4j'``): Confluent audit events describe the same
     authentications and decisions, so counting both would double them. Events without a
-    timestamp cannot be placed in a window and are left out.
+    timestamp cannot be placed in a window and are left out. An authentication meter's
+    mechanism is the one its outcome line names (``mechanism_source`` 'line'); one linked from
+    the handshake is not a dimension of the Selector meter (docs/generator.md, ground truth).
     """
     from_logs = F.col("source_format") == "log4j"
+    named = F.col("mechanism_source") == F.lit(MECHANISM_FROM_LINE)
     auth = auth_events.where((F.col("side") == "broker") & from_logs).select(
         lookup(AUTH_METERS, F.col("event_type")).alias("meter"),
         F.lit("meter").alias("kind"),
         "event_ts",
         F.col("node_id").alias("broker_id"),
         "listener",
-        "mechanism",
+        F.when(named, F.col("mechanism")).alias("mechanism"),
         F.lit(None).cast("string").alias("principal"),
         F.lit(None).cast("string").alias("api_key_name"),
     )

@@ -29,6 +29,7 @@ from schemas.raw_lines import LAYOUT_UNRECOGNIZED
 from transforms.frames import union_by_name
 from transforms.quarantine import parsed_rows, quarantine_rows
 from transforms.silver.auth.parse import parse_auth_events
+from transforms.silver.auth.principals import with_linked_principals
 from transforms.silver.authz import parse_authz_decisions
 from transforms.silver.confluent_audit.parse import (
     parse_confluent_authentication,
@@ -173,14 +174,19 @@ def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, Data
     """Every silver table's rows, exactly in its schema, from the parsers' outputs.
 
     ``token_events`` also receives the rows derived from the delegation-token requests of
-    ``request_events`` (``transforms.silver.tokens.token_events_from_requests``).
+    ``request_events`` (``transforms.silver.tokens.token_events_from_requests``);
+    ``auth_events`` gets the principal and mechanism its rows link to in the same days'
+    ``request_events`` and handshakes (``transforms.silver.auth.principals``).
     """
     by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
     for parser, output in outputs:
         by_table[parser.table].append(parsed_rows(output, parser.schema))
     tables = {name: union_by_name(frames) for name, frames in by_table.items()}
-    derived = token_events_from_requests(tables[request_events.TABLE_NAME])
+    requests = tables[request_events.TABLE_NAME]
+    derived = token_events_from_requests(requests)
     tables[token_events.TABLE_NAME] = tables[token_events.TABLE_NAME].unionByName(derived)
+    auth = tables[auth_events.TABLE_NAME]
+    tables[auth_events.TABLE_NAME] = with_linked_principals(auth, requests)
     return tables
 
 

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 
 from schemas import auth_events as ae
 from schemas.reauth_sessions import REAUTH_SESSIONS
+from transforms.auth_links import HANDSHAKE_MAX_GAP_MS, IDLE_MS, PAIRING_WINDOW_MS
 from transforms.gold.kip368_reauth.config import (
     listener_ports,
     max_reauth_config,
@@ -575,9 +576,9 @@ class ReplayWindows(NamedTuple):
     """Time limits of the replay (ms): DEBUG lines of a handshake before its outcome; a
     connection's first request after its authentication line; ``connections.max.idle.ms``."""
 
-    handshake_max_gap_ms: int = 1_000
-    pairing_window_ms: int = 60_000
-    idle_ms: int = 600_000
+    handshake_max_gap_ms: int = HANDSHAKE_MAX_GAP_MS
+    pairing_window_ms: int = PAIRING_WINDOW_MS
+    idle_ms: int = IDLE_MS
 
 
 class Replay(NamedTuple):

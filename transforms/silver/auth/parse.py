@@ -18,6 +18,12 @@ Formats (docs/kafka-log-formats.md section 4, checked against apache/kafka at th
   groupId=..] ``, ``[AdminClient clientId=..] ``.
 * channelId: ``localIp:port-remoteIp:port-index`` (SocketServer.ConnectionId, <=3.9) or
   ``...-processor-index`` (ServerConnectionId, 4.0+); the node id on the client side.
+* Confluent Server's Selector writes the exception as ``(userId=<u>, errorMessage=<message>)``,
+  a Confluent Platform client's as ``(errorMessage=<message>)``: the reason is the message,
+  the user the line's principal.
+* Lines whose poster replaced the peer address (``Failed authentication with <redacted>
+  (...)``, ``/<IP>``, ``xxx.xxx.xxx.xxx``) are parsed when the rest is whole: no peer_ip
+  from the description, ``peer_address_redacted`` true.
 """
 
 from __future__ import annotations
@@ -38,7 +44,9 @@ from transforms.silver.auth.endpoints import (
 )
 from transforms.silver.auth.reasons import (
     FAILURE_REASON_CODES,
+    confluent_user,
     enabled_mechanisms,
+    exception_message,
     failure_reason_code,
     reauth_old_mechanism,
     reauth_principals,
@@ -58,9 +66,14 @@ LOGGER_RE = r"^org\.apache\.kafka\.(?:common\.network\.Selector|clients\.Network
 MARKER_RE = r"(?i)(?:failed |successfully )(?:re-)?authenticat|disconnected due to auth"
 
 _BODY_RE = r"(?s)^(?:\[[^\]]*\] )*(.*)$"
-_DESC = r"([^\s/]*)/(\S+?)(?: \(channelId=([^)]*)\))?"
+#: A peer address its poster replaced: ``<redacted>``, ``/<IP>``, ``xxx.xxx.xxx.xxx``.
+REDACTED_RE = r"<[^<>\s]*>|[xX*]{1,3}(?:\.[xX*]{1,3}){3}"
+#: Socket description: ``[host]/<redacted>`` (groups: host, placeholder) or ``host/ip``.
+_ADDRESS = rf"(?:(?:([^\s/]*)/)?({REDACTED_RE})|([^\s/]*)/(\S+?))"
+_ADDRESS_FIELDS = ("_redacted_host", "_redacted", "peer_host", "peer_ip")
+_DESC = rf"{_ADDRESS}(?: \(channelId=([^)]*)\))?"
 FAILED_RE = rf"(?s)^Failed (re-)?authentication with {_DESC} \((.*)\)$"
-SUCCEEDED_RE = r"^Successfully (re-)?authenticated with ([^\s/]*)/(\S+)$"
+SUCCEEDED_RE = rf"^Successfully (re-)?authenticated with {_ADDRESS}$"
 LEGACY_FAILED_RE = rf"^Connection with {_DESC} disconnected due to authentication exception$"
 CLIENT_FAILED_RE = (
     r"(?s)^Connection to node (-?\d+)(?: \(([^()\s]*)\))? failed authentication due to: (.*)$"
@@ -69,9 +82,9 @@ CLIENT_FAILED_RE = (
 _HEAD_RE = r"^(?:(?:Failed|Successfully) (?:re-)?authenticat|Connection (?:to node|with)\b)"
 
 _FORMATS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("failed", FAILED_RE, ("_re", "peer_host", "peer_ip", "connection_id", "reason")),
-    ("succeeded", SUCCEEDED_RE, ("_re", "peer_host", "peer_ip")),
-    ("legacy_failed", LEGACY_FAILED_RE, ("peer_host", "peer_ip", "connection_id")),
+    ("failed", FAILED_RE, ("_re", *_ADDRESS_FIELDS, "_channel", "reason")),
+    ("succeeded", SUCCEEDED_RE, ("_re", *_ADDRESS_FIELDS)),
+    ("legacy_failed", LEGACY_FAILED_RE, (*_ADDRESS_FIELDS, "_channel")),
     ("client_failed", CLIENT_FAILED_RE, ("_broker_node", "broker_address", "reason")),
     *debug.FORMATS,
 )
@@ -164,17 +177,68 @@ def _checks() -> list[Check]:
 
 
 def _reason_columns(kind: Column, reason: Column) -> dict[str, Column]:
-    """What the exception message says; also is_reauthentication, which needs it."""
+    """What the exception message says; also is_reauthentication, which needs it, and the
+    principal a line prints (Confluent Server's ``userId=``, else the new principal of a
+    refused re-authentication, ``SaslServerAuthenticator.ReauthInfo``) with its source."""
+    principals = reauth_principals(reason)
+    principal = F.coalesce(F.col("_line_user"), principals["reauth_new_principal"])
+    mechanism = F.coalesce(F.col("_mechanism"), sasl_mechanism(reason))
     return {
         "failure_reason_code": failure_reason_code(reason),
-        "mechanism": F.coalesce(F.col("_mechanism"), sasl_mechanism(reason)),
-        **reauth_principals(reason),
+        "mechanism": mechanism,
+        "mechanism_source": F.when(mechanism.isNotNull(), F.lit(schema.MECHANISM_FROM_LINE)),
+        **principals,
+        "principal": principal,
+        "principal_source": F.when(principal.isNotNull(), F.lit(schema.PRINCIPAL_FROM_LINE)),
         "reauth_old_mechanism": reauth_old_mechanism(reason),
         "enabled_mechanisms": enabled_mechanisms(reason),
         "is_reauthentication": debug.is_reauthentication(
             kind, F.col("_re"), reauth_old_mechanism(reason)
         ),
     }
+
+
+def _address_columns() -> dict[str, Column]:
+    """The Selector's socket description and channel id, placeholders left out.
+
+    Output columns: connection_id (string: a debug line's id, else the channelId unless the
+    poster replaced it by a placeholder), peer_host (string: the description's host, also
+    beside a placeholder), _redacted (boolean: the description's address is a placeholder,
+    ``REDACTED_RE``). Input: the ``_fields`` columns.
+    """
+    c = F.col
+    channel = F.when(~c("_channel").rlike(rf"^(?:{REDACTED_RE})$"), c("_channel"))
+    return {
+        "connection_id": F.coalesce(c("connection_id"), channel),
+        "peer_host": F.coalesce(c("peer_host"), c("_redacted_host")),
+        "_redacted": c("_redacted").isNotNull(),
+    }
+
+
+def _line_columns(fields: DataFrame) -> DataFrame:
+    """Time, event type, side, prefix and channel parts, and the exception message of each
+    parsed line (``_fields`` columns expanded): reason without Confluent Server's ``userId=``
+    and a client's ``errorMessage=`` wrapping, the user such a line names as ``_line_user``.
+    A pre-2.2 line's reason is its stack trace's first exception message."""
+    c, kind = F.col, F.col("_kind")
+    legacy_reason = group(c("continuation"), r"^[\w$.]+: ([^\n]*)", 1)
+    raw_reason = F.coalesce(
+        c("reason"),
+        F.when(kind == "legacy_failed", legacy_reason),
+        F.when(kind == "mechanism_rejected", c("_body")),
+    )
+    return fields.withColumns(
+        {
+            "event_ts": c("log_ts"),
+            "event_date": c("log_date"),
+            "event_type": _event_type(kind, c("_re")),
+            "side": _side(kind, c("_prefix"), c("connection_id")),
+            **prefix_columns(c("_prefix"), c("_header_client_id")),
+            **connection_columns(c("connection_id"), c("thread")),
+            "reason": exception_message(raw_reason),
+            "_line_user": confluent_user(raw_reason),
+        }
+    )
 
 
 def parse_auth_events(bronze: DataFrame) -> DataFrame:
@@ -188,10 +252,14 @@ def parse_auth_events(bronze: DataFrame) -> DataFrame:
         every input column, then the AUTH_EVENTS columns not already in bronze (event_ts
         timestamp, event_type string, ... event_date date), then reason_code (string, null =
         parsed) and reason_detail (string). See schemas.auth_events for each column;
-        source_format is 'log4j' and the Confluent-only columns are null.
+        source_format is 'log4j' and the Confluent-only columns are null. principal and
+        mechanism are what the line itself says (``principal_source`` / ``mechanism_source``
+        'line'); ``transforms.silver.auth.principals`` links the others.
 
     Null behaviour: a null or blank message gets reason_code 'missing_field_message'; fields
-    a line does not carry (channelId before 3.2, thread outside Strimzi...) are null.
+    a line does not carry (channelId before 3.2, thread outside Strimzi...) are null; a peer
+    address its poster replaced (``<redacted>``, ``/<IP>``, ``xxx.xxx.xxx.xxx``) gives a null
+    peer_ip (unless the channel id holds it) and peer_address_redacted true.
     """
     c, kind = F.col, F.col("_kind")
     prefix, body = group(c("message"), PREFIX_RE, 1), F.regexp_extract(c("message"), _BODY_RE, 1)
@@ -199,27 +267,16 @@ def parse_auth_events(bronze: DataFrame) -> DataFrame:
         bronze.withColumns({"_prefix": prefix, "_body": body})
         .withColumn("_f", _fields(c("_body")))
         .select("*", "_f.*")
-    )
-    legacy_reason = group(c("continuation"), r"^[\w$.]+: ([^\n]*)", 1)
-    with_parts = fields.withColumns(
-        {
-            "event_ts": c("log_ts"),
-            "event_date": c("log_date"),
-            "event_type": _event_type(kind, c("_re")),
-            "side": _side(kind, c("_prefix"), c("connection_id")),
-            **prefix_columns(c("_prefix"), c("_header_client_id")),
-            **connection_columns(c("connection_id"), c("thread")),
-            "reason": F.coalesce(
-                c("reason"),
-                F.when(kind == "legacy_failed", legacy_reason),
-                F.when(kind == "mechanism_rejected", c("_body")),
-            ),
-        }
+        .withColumns(_address_columns())
     )
     remote = F.struct("remote_ip", "remote_port")
-    derived = with_parts.withColumns(
+    peers = peer_columns(c("broker_address"), c("peer_host"), c("peer_ip"), remote)
+    derived = _line_columns(fields).withColumns(
         {
-            **peer_columns(c("broker_address"), c("peer_host"), c("peer_ip"), remote),
+            **peers,
+            "peer_address_redacted": F.when(c("_redacted"), F.lit(True)).when(
+                peers["peer_ip"].isNotNull(), F.lit(False)
+            ),
             "broker_node_id": F.coalesce(
                 c("_broker_node"),
                 F.when(

@@ -12,6 +12,8 @@ Messages (docs/kafka-log-formats.md section 4.1, checked against apache/kafka 2.
   enabled in the server, enabled mechanisms are %s``, ``Unexpected handshake request with client
   mechanism %s, enabled mechanisms are %s``, ``Unknown error code %s, client mechanism is %s,
   enabled mechanisms are %s``; the list is ``List.toString``: ``[PLAIN, SCRAM-SHA-256]``.
+* Confluent Server's Selector: ``Failed authentication with /ip (channelId=...) (userId=<u>,
+  errorMessage=<message>)``; a client's Selector (Confluent Platform): ``(errorMessage=...)``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,17 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from transforms.columns import group
+
+#: failure_reason_code of a GSSAPI (Kerberos) failure no more precise code matches.
+KERBEROS_FAILED = "KERBEROS_FAILED"
+_KERBEROS_RE = (
+    r"GSSAPI|GSS initiate failed|GSSException|Kerberos|Clock skew too great"
+    r"|No valid credentials provided \(Mechanism level"
+)
+#: A Confluent Server Selector failure's exception text: ``userId=alice, errorMessage=<the
+#: exception message>``; a client's Selector prints ``errorMessage=<message>``.
+CONFLUENT_USER_RE = r"(?s)^userId=([^,]*), errorMessage=(.*)$"
+_ERROR_MESSAGE_PREFIX_RE = r"^errorMessage="
 
 #: failure_reason_code -> regex on the exception message; the first match wins, else 'OTHER'.
 FAILURE_REASON_CODES: dict[str, str] = {
@@ -44,6 +57,14 @@ FAILURE_REASON_CODES: dict[str, str] = {
     "OAUTH_INVALID_TOKEN": r"\"status\"\s*:\s*\"invalid_token\"",
     # InvalidRequestException on the first request (SaslServerAuthenticator.handleKafkaRequest).
     "INVALID_REQUEST": r"^Invalid request, potential reasons: ",
+    # GSSAPI (Kerberos) failures the JDK's GSS-API reports through SaslClientAuthenticator
+    # (``An error: (java.security.PrivilegedActionException: javax.security.sasl.SaslException:
+    # GSS initiate failed [Caused by GSSException: No valid credentials provided (Mechanism
+    # level: Server not found in Kerberos database (7) - LOOKING_UP_SERVER)]) occurred when
+    # evaluating SASL token received from the Kafka Broker. ...``), ``Clock skew too great``,
+    # ``Failed to find any Kerberos tgt``. Last: a message a more precise code matches (``...
+    # with SASL mechanism GSSAPI``, ``Unsupported SASL mechanism GSSAPI``) keeps that code.
+    KERBEROS_FAILED: _KERBEROS_RE,
 }
 
 _MECHANISM_RE = (
@@ -72,9 +93,32 @@ def failure_reason_code(reason: Column) -> Column:
 def sasl_mechanism(reason: Column) -> Column:
     """SASL mechanism an exception message names (``with SASL mechanism X``, ``Unsupported SASL
     mechanism X``, ``client mechanism X,``, ``SASL mechanism 'X' requested``, ``Client SASL
-    mechanism 'X'``, ``client mechanism is X,``); else null."""
+    mechanism 'X'``, ``client mechanism is X,``), else ``GSSAPI`` for a Kerberos failure
+    (``KERBEROS_FAILED``: the JDK's GSS-API is Kafka's GSSAPI mechanism,
+    ``org.apache.kafka.common.security.kerberos``); else null (a null reason too)."""
     groups = range(1, _MECHANISM_GROUPS + 1)
-    return F.coalesce(*[group(reason, _MECHANISM_RE, i) for i in groups])
+    kerberos = failure_reason_code(reason) == F.lit(KERBEROS_FAILED)
+    named = [group(reason, _MECHANISM_RE, i) for i in groups]
+    return F.coalesce(*named, F.when(kerberos, F.lit("GSSAPI")))
+
+
+def confluent_user(reason: Column) -> Column:
+    """The principal (string, ``User:<userId>``; Kafka's default principal builder makes
+    ``User:`` + the SASL user name) of a Confluent Server Selector failure whose exception text
+    (string) is ``userId=alice, errorMessage=...``; null for other, null or userId-less
+    texts."""
+    return F.concat(F.lit("User:"), group(reason, CONFLUENT_USER_RE, 1))
+
+
+def exception_message(reason: Column) -> Column:
+    """The exception message (string) inside a Selector failure's parentheses (string): the
+    ``errorMessage=`` part of Confluent Server's ``userId=<u>, errorMessage=<message>``,
+    without the leading ``errorMessage=`` a Confluent Platform client's Selector prints
+    (``errorMessage={"status":"invalid_token"}``); other texts as they are, null as null."""
+    confluent = F.when(
+        reason.rlike(CONFLUENT_USER_RE), F.regexp_extract(reason, CONFLUENT_USER_RE, 2)
+    ).otherwise(reason)
+    return F.regexp_replace(confluent, _ERROR_MESSAGE_PREFIX_RE, "")
 
 
 def reauth_principals(reason: Column) -> dict[str, Column]:

@@ -165,6 +165,8 @@ def _authentication_columns(data: Column) -> dict[str, Column]:
     raw = data.getField("authenticationInfo").getField("metadata").getField("mechanism")
     protocol = group(raw, MECHANISM_RE, 1)
     failed = status != "SUCCESS"
+    mechanism = F.coalesce(group(raw, MECHANISM_RE, 2), F.when(protocol.isNull(), raw))
+    principal = F.col("_principal")
     return {
         "event_type": F.when(
             status == "SUCCESS", F.lit(auth_events.EVENT_AUTHENTICATION_SUCCEEDED)
@@ -173,12 +175,18 @@ def _authentication_columns(data: Column) -> dict[str, Column]:
         "peer_host": F.col("_client_host"),
         "peer_ip": F.col("_client_ip"),
         "security_protocol": protocol,
-        "mechanism": F.coalesce(group(raw, MECHANISM_RE, 2), F.when(protocol.isNull(), raw)),
+        "mechanism": mechanism,
+        "mechanism_source": F.when(
+            mechanism.isNotNull(), F.lit(auth_events.MECHANISM_FROM_CONFLUENT_AUDIT)
+        ),
         "reason": reason,
         "failure_reason_code": F.when(
             failed, F.coalesce(failure_reason_code(reason), F.lit("OTHER"))
         ),
-        "principal": F.col("_principal"),
+        "principal": principal,
+        "principal_source": F.when(
+            principal.isNotNull(), F.lit(auth_events.PRINCIPAL_FROM_CONFLUENT_AUDIT)
+        ),
     }
 
 
@@ -210,7 +218,8 @@ def parse_confluent_authentication(bronze: DataFrame) -> DataFrame:
         status, failure_reason_code from the message, else 'OTHER'); side 'broker'; peer_host /
         peer_ip from the client address; security_protocol and mechanism from
         ``SASL_SSL/PLAIN`` (``SSL`` alone: protocol only); principal, event_id, client_id,
-        correlation_id; source_format 'confluent_audit'.
+        correlation_id; source_format 'confluent_audit'; principal_source and mechanism_source
+        'confluent_audit' where the event gives them.
 
     Null behaviour: the log-line columns (listener, channel id, session...) are null; a
     failed authentication may have no principal; a success without one is quarantined.
