@@ -122,9 +122,16 @@ _REQ = (
     '"securityProtocol":"SASL_SSL","principal":"User:alice","listener":"SASL_SSL"}} '
     "(kafka.request.logger)"
 )
-#: The secret whole, indented (folded into the record before it as a continuation), cut
-#: inside the value, re-spaced, in another case, as an unterminated byte array, and at the
-#: end of a 50 kB value.
+
+
+def _cut_in_two(line: str, after: str) -> list[str]:
+    at = line.index(after) + len(after)
+    return [line[:at], line[at:]]
+
+
+#: The secret whole, indented (a container prefix: a record of its own), cut before the
+#: value, re-spaced, in another case, as an unterminated byte array, and at the end of a
+#: 50 kB value, and cut in two inside the value.
 SECRET_LINES = [
     _REQ.format(n=1, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
     "    " + _REQ.format(n=2, body='{"hmac":"' + HMAC_B64 + '","renewPeriodMs":-1}'),
@@ -136,6 +143,8 @@ SECRET_LINES = [
     "hmac=" + HMAC_BYTES[:-1],
     # A 50 kB value: the textbook JSON-string regex recursed per character and killed the JVM.
     _REQ.format(n=7, body='{"hmac":"' + "A" * 50_000 + HMAC_B64 + '"}'),
+    # A record cut in two inside the value: the rest of the HMAC starts the next line.
+    *_cut_in_two(_REQ.format(n=8, body='{"hmac":"' + HMAC_B64 + '"}'), HMAC_B64[:28]),
 ]
 
 
@@ -228,7 +237,7 @@ def test_no_piece_of_a_secret_in_any_column_of_any_table(
     damaged_lake: tuple[Path, RunSummary],
 ) -> None:
     """Column by column, every table: no 24-character piece of the token's HMAC, whether the
-    line was whole, indented (a continuation), cut, re-spaced, upper-case or pre-2.8."""
+    line was whole, indented, cut, re-spaced, upper-case or pre-2.8."""
     lake, summary = damaged_lake
     secret = pieces(HMAC_B64) | pieces(HMAC_BYTES[1:-1])
     leaks = []
@@ -240,5 +249,16 @@ def test_no_piece_of_a_secret_in_any_column_of_any_table(
     assert not leaks, sorted(set(leaks))
     assert not [p for p in secret if p in summary.to_json() or p in summary.render()]
     bronze = DeltaTable(str(lake / "raw_lines")).to_pyarrow_table().to_pylist()
-    folded = [r for r in bronze if r["continuation"] and "Completed request" in r["continuation"]]
-    assert any("REDACTED" in r["continuation"] for r in folded)
+    got = sorted(
+        (r["line_number"], r["layout"], r["line_count"], "REDACTED" in r["raw"])
+        for r in bronze
+        if r["source_path"].endswith("/broker-9/kafka-request.log")
+    )
+    # Each line is a record of its own: the indented one behind its prefix, the two cut ones
+    # (no logger) of layout unrecognized; every record that held a piece of the HMAC holds a
+    # placeholder instead (line 3 was cut before its "request").
+    assert got == [
+        (1, "log4j", 1, True), (2, "log4j", 1, True), (3, "unrecognized", 1, False),
+        (4, "log4j", 1, True), (5, "log4j", 1, True), (6, "unrecognized", 1, True),
+        (7, "log4j", 1, True), (8, "unrecognized", 2, True),
+    ]  # fmt: skip

@@ -75,7 +75,7 @@ def test_no_piece_of_any_secret_anywhere(fuzzed: tuple[FuzzCorpus, Path, RunSumm
         for row in DeltaTable(str(table)).to_pyarrow_table().to_pylist():
             text = repr(row)
             if any(piece in text for piece in pieces):
-                leaks.add(table.name)
+                leaks.add((table.name, row.get("source_path"), row.get("line_number")))
     assert not leaks
     outputs = summary.render() + summary.to_json()
     assert not [p for p in pieces if p in outputs]

@@ -188,6 +188,44 @@ def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> Non
     assertDataFrameEqual(got, expected)
 
 
+def test_a_secret_cut_in_two_is_redacted_wherever_the_cut_falls(spark: SparkSession) -> None:
+    """A record cut in two at every character of ``"hmac":"<value>"`` (and of the pre-2.8
+    ``hmac=[...]``): the rest folds into the record as its continuation (number_lines), and
+    neither the raw line nor the continuation keeps 6 characters of the value."""
+    value = "Zm9vYmFyLXNlY3JldA=="
+    json_record = '[2026-11-20 10:00:01.000] DEBUG Completed request:{"request":{"hmac":"'
+    json_record += value + '","renewPeriodMs":-1}} (kafka.request.logger)'
+    byte_record = "[2026-11-20 10:00:01.000] DEBUG Completed request:Renew(hmac=[102, 111, "
+    byte_record += "111, 98, 97, 114], renewPeriodMs=-1) (kafka.request.logger)"
+    cuts = []
+    for record, secret in ((json_record, value), (byte_record, "102, 111, 111, 98, 97, 114")):
+        key = record.index("hmac")
+        cuts += [
+            (record, at, key, secret) for at in range(key - 1, record.index(secret) + len(secret))
+        ]
+    lines = spark.createDataFrame(
+        [(f"/{i}.log", 0, n, half)
+         for i, (record, at, _, _) in enumerate(cuts)
+         for n, half in enumerate((record[:at], record[at:]))],
+        "source_path string, block_start long, row_order long, value string",
+    )  # fmt: skip
+    got = with_secrets_fingerprinted(
+        fold_records(number_lines(lines)), ["raw", "continuation"], KEY
+    )
+    texts: dict[str, list[str]] = {}
+    for r in got.collect():
+        texts.setdefault(r["source_path"], []).append(f"{r['raw']}\n{r['continuation']}")
+    leaks, unfolded = [], []
+    for i, (_, at, key, secret) in enumerate(cuts):
+        text = "\n".join(texts[f"/{i}.log"])
+        leaks += [(at, text) for j in range(len(secret) - 5) if secret[j : j + 6] in text]
+        # A cut inside the key's name or later folds; one before it leaves two whole halves.
+        if at > key and len(texts[f"/{i}.log"]) != 1:
+            unfolded.append((at, text))
+    assert not leaks
+    assert not unfolded
+
+
 def test_node_id_in_message_reads_every_prefix_kafka_writes(spark: SparkSession) -> None:
     messages = [
         "[SocketServer listenerType=BROKER, nodeId=2] Failed authentication with /10.0.0.5",
@@ -255,5 +293,36 @@ def test_lines_of_an_unknown_layout_are_records_never_folds(spark: SparkSession)
         ],
         "line_number long, line_count int, layout string, ts_text string, level string, "
         "logger string, message string, continuation string",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_a_record_cut_inside_a_secret_keeps_the_rest_of_the_secret_as_its_continuation(
+    spark: SparkSession,
+) -> None:
+    # A record cut in two inside a token's HMAC: the second line starts with the rest of the
+    # value and looks like no continuation, yet it folds into the cut record (where
+    # redact_split_values removes the rest), also when the cut falls on a split boundary.
+    # A cut record has no logger: it is a record of layout unrecognized. A line after a record
+    # that does not end inside a secret, or a header after a cut, stays a record of its own.
+    cut = '[2026-11-20 10:00:01.000] DEBUG Completed request:{"request":{"hmac":"Zm9vYmFy'
+    cut_bytes = "[2026-11-20 10:00:02.000] DEBUG Completed request:RequestHeader(hmac=[102, 111"
+    lines = spark.createDataFrame(
+        [
+            ("/a.log", 0, 0, cut),
+            ("/a.log", 0, 1, 'LXNlY3JldC1obWFj","renewPeriodMs":-1}} (kafka.request.logger)'),
+            ("/a.log", 0, 2, cut_bytes),  # the split's last line
+            ("/a.log", 50, 7, "111, 98, 97, 114]) (kafka.request.logger)"),
+            ("/a.log", 50, 8, '[2026-11-20 10:00:03.000] DEBUG {"hmac":"Zm9v'),
+            ("/a.log", 50, 9, HEADER.format(4, "four")),
+            ("/a.log", 50, 10, "plain words after a header"),
+        ],
+        "source_path string, block_start long, row_order long, value string",
+    )
+    got = number_lines(lines).select("line_number", "line_kind")
+    expected = spark.createDataFrame(
+        [(1, "unrecognized"), (2, "continuation"), (3, "unrecognized"), (4, "continuation"),
+         (5, "unrecognized"), (6, "header"), (7, "unrecognized")],
+        "line_number long, line_kind string",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)

@@ -21,7 +21,7 @@ from transforms.bronze.layout import (
     looks_like_continuation,
     with_header_fields,
 )
-from transforms.bronze.redaction import with_secrets_fingerprinted
+from transforms.bronze.redaction import ends_inside_secret, with_secrets_fingerprinted
 from transforms.frames import union_by_name
 
 #: Physical line kinds that are not log records (``line_kind``).
@@ -73,7 +73,10 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
     (``layout.looks_like_continuation``); otherwise it is ``unrecognized``: layout
     ``unrecognized``, message = the whole line, ts_text = a date-time near its start if it has
     one, no level or logger. It starts a record of its own, so a security line in an unknown
-    layout is never folded into the record before it.
+    layout is never folded into the record before it. One exception: a line that follows a
+    line ending inside a secret value (``redaction.ends_inside_secret``: a record cut in two)
+    is that record's continuation, so the rest of the secret it starts with is redacted with
+    the record (``redaction.redact_split_values``) instead of kept in a record of its own.
 
     A line's number is its place in its split plus the lines of the file's earlier splits: one
     small aggregate per split (first row id, line count) and a running sum over the splits of
@@ -86,30 +89,44 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
         .orderBy("block_start")
         .rowsBetween(Window.unboundedPreceding, -1)
     )
+    previous_split = Window.partitionBy("source_path").orderBy("block_start")
+    ends_open = ends_inside_secret(F.col("value"))
     splits = (
         lines.groupBy("source_path", "block_start")
-        .agg(F.min("row_order").alias("_first_row"), F.count(F.lit(1)).alias("_split_lines"))
+        .agg(
+            F.min("row_order").alias("_first_row"),
+            F.count(F.lit(1)).alias("_split_lines"),
+            F.collect_list(F.when(ends_open, F.col("row_order"))).alias("_open_rows"),
+            F.max_by(ends_open, F.col("row_order")).alias("_last_open"),
+        )
         .select(
             "source_path",
             "block_start",
             "_first_row",
             F.coalesce(F.sum("_split_lines").over(earlier_splits), F.lit(0)).alias("_before"),
+            "_open_rows",
+            F.coalesce(F.lag("_last_open").over(previous_split), F.lit(False)).alias("_after_open"),
         )
     )
     line_number = F.col("row_order") - F.col("_first_row") + F.col("_before") + 1
+    follows_open = F.array_contains("_open_rows", F.col("row_order") - 1) | (
+        (F.col("row_order") == F.col("_first_row")) & F.col("_after_open")
+    )
     kind = (
         F.when(F.col("value").isNull() | (F.trim("value") == ""), F.lit(BLANK))
         .when(F.col("value").startswith("#"), F.lit(COMMENT))
         .when(F.col("layout").isNotNull(), F.lit(HEADER))
-        .when(looks_like_continuation(F.col("value")), F.lit(CONTINUATION))
+        .when(F.col("_follows_open") | looks_like_continuation(F.col("value")), F.lit(CONTINUATION))
         .otherwise(F.lit(UNRECOGNIZED))
     )
     return (
         lines.join(F.broadcast(splits), ["source_path", "block_start"])
         .withColumn("line_number", line_number.cast("long"))
-        .drop("block_start", "row_order", "_first_row", "_before")
+        .withColumn("_follows_open", follows_open)
+        .drop("block_start", "row_order", "_first_row", "_before", "_open_rows", "_after_open")
         .transform(with_header_fields, declared)
         .withColumn("line_kind", kind)
+        .drop("_follows_open")
         .transform(_unrecognized_as_records)
         .withColumn("own_node_id", node_id_in_message(F.col("message")))
     )

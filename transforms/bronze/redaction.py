@@ -50,22 +50,36 @@ _CUT = r"(?=\n|\z)"
 # when the line ends inside it. Keys in any ASCII case (a damaged or crafted line).
 _JSON_STRING = r'"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+'
 _JSON_VALUE = r"(?:" + _JSON_STRING + r'(?:"|' + _CUT + r")|\[[^\]\n]*+(?:\]|" + _CUT + r"))"
-_JSON_SECRET = r'(?i)("(?:' + _KEYS + r')"\s*:\s*)(' + _JSON_VALUE + ")"
+# A JSON key's opening quote may be missing: a record cut in two right after it (the rest,
+# ``hmac":"Zm9v..."``, starts the next line).
+_KEY_START = r'(?:"|\b)'
+_JSON_SECRET = r"(?i)(" + _KEY_START + r"(?:" + _KEYS + r')"\s*:\s*)(' + _JSON_VALUE + ")"
 # Pre-2.8 toString renderings: key=[1, 2, ...] or key=<token>. A ByteBuffer's toString
 # (``java.nio.HeapByteBuffer[pos=0 lim=64 cap=64]``) prints no byte of the value: it is no
 # secret, and fingerprinting it would give every token the same identity, so it is kept.
 _STRING_SECRET = (
     r"(?i)\b((?:" + _KEYS + r")=)(\[[^\]\n]*(?:\]|" + _CUT + r")|(?!java\.nio\.)[^,)\s]+)"
 )
-_ANY_SECRET = r'(?i)"(?:' + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
+_ANY_SECRET = r"(?i)" + _KEY_START + r"(?:" + _KEYS + r')"\s*:\s*["\[]|\b(?:' + _KEYS + r")="
 # A line that ends inside a secret value (a record cut in two: the rest of the value starts
-# the next line, which folds into this record as continuation text with no key before it).
+# the next line, which folds into this record as continuation text with no key before it):
+# inside the value, right after the key and its separator, after the key alone, or inside
+# the key's name (``"hm``: the next line starts ``ac":"Zm9v...``).
 _OPEN_VALUE = (
-    r'(?:"(?:' + _KEYS + r')"\s*:\s*(?:' + _JSON_STRING + r"|\[[^\]\n]*+)"
-    r"|\b(?:" + _KEYS + r")=\[[^\]\n]*)"
+    r'(?:"(?:' + _KEYS + r')"\s*:\s*(?:' + _JSON_STRING + r"|\[[^\]\n]*+)?"
+    r'|"(?:' + _KEYS + r')"\s*'
+    r"|\b(?:" + _KEYS + r")=(?:\[[^\]\n]*)?)"
 )
-# The start of a line, up to the value's end: what :func:`redact_split_values` removes.
-_VALUE_REST = r'[^"\]\n]*'
+# A key's name cut short: after a JSON key's opening quote, or after the ``(`` or ``, `` that
+# starts a field of a pre-2.8 toString (``Renew(hm`` + ``ac=[1, 2]``).
+_KEY_PREFIXES = "|".join(sorted({k[:i] for k in SECRET_JSON_KEYS for i in range(1, len(k) + 1)}))
+_OPEN_KEY = r'(?:(?:"|\(|, )(?:' + _KEY_PREFIXES + "))"
+_OPEN_END = r"(?i)(?:" + _OPEN_VALUE + "|" + _OPEN_KEY + r")\z"
+# The start of the next line, up to the value's end: what :func:`redact_split_values`
+# removes. The rest of a key's name and its separator, then a whole value or the rest of one.
+_VALUE_REST = (
+    r'(?:[A-Za-z]*"\s*(?::\s*)?|[A-Za-z]*=|:\s*)?(?:"[^"\n]*+"?|\[[^\]\n]*+\]?|[^"\]\n]*+)'
+)
 
 
 def _fingerprint(key: bytes, value: str) -> str:
@@ -226,13 +240,18 @@ def with_secrets_fingerprinted(
     def only_candidates(updates: dict[str, Column]) -> dict[str, Column]:
         return {c: F.when(candidate, expr).otherwise(F.col(c)) for c, expr in updates.items()}
 
+    # ``when``, not ``&``: the pre-test is null for a null text (most rows have no
+    # continuation), and ``null AND x`` evaluates x, the regex, on every row.
+    candidate_flag = F.coalesce(F.when(pretest, joined.rlike(_ANY_SECRET)), F.lit(False))
     split = {}
     if "raw" in columns and "continuation" in columns:
         split["continuation"] = redact_split_values(F.col("raw"), F.col("continuation"))
+        # A record cut inside a key's name (``"hm`` + ``ac":"Zm9v..."``) names no key at all.
+        candidate_flag = candidate_flag | (
+            F.col("continuation").isNotNull() & ends_inside_secret(F.col("raw"))
+        )
     return (
-        # ``when``, not ``&``: the pre-test is null for a null text (most rows have no
-        # continuation), and ``null AND x`` evaluates x, the regex, on every row.
-        df.withColumn(flag, F.coalesce(F.when(pretest, joined.rlike(_ANY_SECRET)), F.lit(False)))
+        df.withColumn(flag, candidate_flag)
         .withColumns(only_candidates(split))
         .withColumn(values, F.when(candidate, secret_values(joined)))
         .withColumn(fp_map, F.map_from_arrays(F.col(values), fingerprints(F.col(values), key)))
@@ -251,17 +270,36 @@ def with_secrets_fingerprinted(
     )
 
 
+def ends_inside_secret(line: Column) -> Column:
+    """Whether ``line`` (one physical line) ends inside a secret: inside its value
+    (``"hmac":"Zm9v``, ``hmac=[1, 2``), right after its key (``"hmac":``, ``"hmac"``,
+    ``hmac=``) or inside its key's name (``"hm``). That is the first half of a record cut in two
+    (a disk that filled up, a writer killed mid-line): the rest starts the next line, which
+    ``transforms.bronze.records.number_lines`` therefore folds into this record as a
+    continuation, where ``redact_split_values`` removes it.
+
+    Boolean Column, false for null. Cheap for nearly every line: one that ends in ``)``, ``]``
+    or ``}`` (a log4j ``(logger)``, a Strimzi ``[thread]``, a JSON object) skips the regexes,
+    as no base64 or byte-array value and no key name ends in those; the key-name test reads
+    the last 16 characters only, the value test runs on lines that name a secret key.
+    """
+    last = F.substring(line, -1, 1)
+    open_key = F.substring(line, -16, 16).rlike(r"(?i)" + _OPEN_KEY + r"\z")
+    open_value = F.when(mentions_secret_key(line), line.rlike(r"(?i)" + _OPEN_VALUE + r"\z"))
+    return F.coalesce(F.when(~last.isin(")", "]", "}"), open_key | open_value), F.lit(False))
+
+
 def redact_split_values(first_line: Column, rest: Column) -> Column:
     """``rest`` (the record's continuation lines) with the start of each line that follows a
-    line ending inside a secret value replaced by ``[REDACTED]``: the first continuation line
-    when ``first_line`` (the record's raw line) ends open, and any continuation line after
-    one that does. Null ``rest`` stays null.
+    line ending inside a secret (``ends_inside_secret``) replaced by ``[REDACTED]``: the rest
+    of the key's name and its separator if the cut fell there, then the value or the rest of
+    it. The first continuation line when ``first_line`` (the record's raw line) ends open, and
+    any continuation line after one that does. Null ``rest`` stays null.
     """
     after_first = F.when(
-        F.coalesce(first_line.rlike(r"(?i)" + _OPEN_VALUE + r"\z"), F.lit(False)),
-        F.regexp_replace(rest, "^" + _VALUE_REST, "[REDACTED]"),
+        ends_inside_secret(first_line), F.regexp_replace(rest, "^" + _VALUE_REST, "[REDACTED]")
     ).otherwise(rest)
-    within = r"(?mi)(" + _OPEN_VALUE + r"\n)" + _VALUE_REST
+    within = r"(?mi)((?:" + _OPEN_VALUE + "|" + _OPEN_KEY + r")\n)" + _VALUE_REST
     return F.regexp_replace(after_first, within, "$1[REDACTED]")
 
 
@@ -271,7 +309,7 @@ def redact_secrets(text: Column) -> Column:
     Placeholders already in the text are kept. Null in, null out.
     """
     not_placeholder = r'(?!"\[REDACTED)'
-    json_pattern = r'(?i)("(?:' + _KEYS + r')"\s*:\s*)' + not_placeholder
+    json_pattern = r"(?i)(" + _KEY_START + r"(?:" + _KEYS + r')"\s*:\s*)' + not_placeholder
     json_pattern += _JSON_VALUE
     json_redacted = F.regexp_replace(text, json_pattern, '$1"[REDACTED]"')
     string_pattern = r"(?i)\b((?:" + _KEYS + r")=)(?!\[REDACTED)"
