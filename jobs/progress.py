@@ -46,6 +46,8 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._count = 0
         self.durations: dict[str, float] = {}
+        #: Spark jobs each stage ran (its job group's, as the status tracker still holds them).
+        self.spark_jobs: dict[str, int] = {}
 
     def __enter__(self) -> Progress:
         return self
@@ -80,11 +82,28 @@ class Progress:
             self._thread = None
         elapsed = time.monotonic() - self._started
         self.durations[self._name] = elapsed
-        log.info("stage %s: %s after %.1f s", self._name, "failed" if failed else "done", elapsed)
+        jobs, tasks = self._spark_work(f"kafka-audit-stage-{id(self)}-{self._count}")
+        self.spark_jobs[self._name] = jobs
+        log.info(
+            "stage %s: %s after %.1f s (%d Spark jobs, %d tasks)",
+            self._name, "failed" if failed else "done", elapsed, jobs, tasks,
+        )  # fmt: skip
         context = self._spark.sparkContext
         for key in ("spark.jobGroup.id", "spark.job.description"):
             context.setLocalProperty(key, None)  # type: ignore[arg-type]
         self._name = None
+
+    def _spark_work(self, group: str) -> tuple[int, int]:
+        """The Spark jobs of ``group`` and the tasks their stages ran (skipped stages: none)."""
+        tracker = self._spark.sparkContext.statusTracker()
+        job_ids = tracker.getJobIdsForGroup(group)
+        tasks = 0
+        for job_id in job_ids:
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                stage = tracker.getStageInfo(stage_id)
+                tasks += stage.numCompletedTasks if stage is not None else 0
+        return len(job_ids), tasks
 
     def _poll(self, name: str, group: str) -> None:
         """Draws the Spark tasks of the stage's job group (done / known) until told to stop,

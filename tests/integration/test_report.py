@@ -298,17 +298,18 @@ def test_progress_stage_lines_and_task_bar(
         progress.stage("divide")
         _ = 1 / 0
     messages = [
-        re.sub(r"\d+\.\d s", "N s", r.getMessage())
+        re.sub(r"\d+\.\d s \(\d+ Spark jobs, \d+ tasks\)", "N s (J, T)", r.getMessage())
         for r in caplog.records
         if r.name == "jobs.progress"
     ]
     assert messages == [
         "stage count: started",
-        "stage count: done after N s",
+        "stage count: done after N s (J, T)",
         "stage divide: started",
-        "stage divide: failed after N s",
+        "stage divide: failed after N s (J, T)",
     ]
     assert list(progress.durations) == ["count", "divide"]
+    assert progress.spark_jobs["count"] >= 1 and progress.spark_jobs["divide"] == 0
     drawn = re.findall(r"count: 100%\|#+\| (\d+)/(\d+) ", stream.getvalue())
     assert drawn and drawn[-1][0] == drawn[-1][1] and int(drawn[-1][0]) >= 3, stream.getvalue()
 
