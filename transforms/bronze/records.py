@@ -84,30 +84,7 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
     Lines starting with ``#`` are comments (the bundled corpus's ``# source:`` notes), not log
     records. Null ``value`` counts as blank.
     """
-    earlier_splits = (
-        Window.partitionBy("source_path")
-        .orderBy("block_start")
-        .rowsBetween(Window.unboundedPreceding, -1)
-    )
-    previous_split = Window.partitionBy("source_path").orderBy("block_start")
-    ends_open = ends_inside_secret(F.col("value"))
-    splits = (
-        lines.groupBy("source_path", "block_start")
-        .agg(
-            F.min("row_order").alias("_first_row"),
-            F.count(F.lit(1)).alias("_split_lines"),
-            F.collect_list(F.when(ends_open, F.col("row_order"))).alias("_open_rows"),
-            F.max_by(ends_open, F.col("row_order")).alias("_last_open"),
-        )
-        .select(
-            "source_path",
-            "block_start",
-            "_first_row",
-            F.coalesce(F.sum("_split_lines").over(earlier_splits), F.lit(0)).alias("_before"),
-            "_open_rows",
-            F.coalesce(F.lag("_last_open").over(previous_split), F.lit(False)).alias("_after_open"),
-        )
-    )
+    splits = _splits(lines)
     line_number = F.col("row_order") - F.col("_first_row") + F.col("_before") + 1
     follows_open = F.array_contains("_open_rows", F.col("row_order") - 1) | (
         (F.col("row_order") == F.col("_first_row")) & F.col("_after_open")
@@ -129,6 +106,37 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
         .drop("_follows_open")
         .transform(_unrecognized_as_records)
         .withColumn("own_node_id", node_id_in_message(F.col("message")))
+    )
+
+
+def _splits(lines: DataFrame) -> DataFrame:
+    """One row per file split (``number_lines``' input): source_path, block_start, _first_row
+    (its first row id), _before (lines of the file's earlier splits), _open_rows
+    (array<long>: the row ids of its lines that end inside a secret) and _after_open (whether
+    the file's previous split ends inside one)."""
+    earlier_splits = (
+        Window.partitionBy("source_path")
+        .orderBy("block_start")
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    previous_split = Window.partitionBy("source_path").orderBy("block_start")
+    ends_open = ends_inside_secret(F.col("value"))
+    return (
+        lines.groupBy("source_path", "block_start")
+        .agg(
+            F.min("row_order").alias("_first_row"),
+            F.count(F.lit(1)).alias("_split_lines"),
+            F.collect_list(F.when(ends_open, F.col("row_order"))).alias("_open_rows"),
+            F.max_by(ends_open, F.col("row_order")).alias("_last_open"),
+        )
+        .select(
+            "source_path",
+            "block_start",
+            "_first_row",
+            F.coalesce(F.sum("_split_lines").over(earlier_splits), F.lit(0)).alias("_before"),
+            "_open_rows",
+            F.coalesce(F.lag("_last_open").over(previous_split), F.lit(False)).alias("_after_open"),
+        )
     )
 
 
