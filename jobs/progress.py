@@ -45,6 +45,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._count = 0
+        self._group = ""
         self.durations: dict[str, float] = {}
         #: Spark jobs each stage ran (its job group's, as the status tracker still holds them).
         self.spark_jobs: dict[str, int] = {}
@@ -66,7 +67,7 @@ class Progress:
         self._name, self._started = name, time.monotonic()
         log.info("stage %s: started", name)
         self._count += 1
-        group = f"kafka-audit-stage-{id(self)}-{self._count}"
+        group = self._group = f"kafka-audit-stage-{id(self)}-{self._count}"
         self._spark.sparkContext.setJobGroup(group, name)
         if self.enabled:
             self._stop.clear()
@@ -82,7 +83,7 @@ class Progress:
             self._thread = None
         elapsed = time.monotonic() - self._started
         self.durations[self._name] = elapsed
-        jobs, tasks = self._spark_work(f"kafka-audit-stage-{id(self)}-{self._count}")
+        jobs, tasks = self._spark_work(self._group)
         self.spark_jobs[self._name] = jobs
         log.info(
             "stage %s: %s after %.1f s (%d Spark jobs, %d tasks)",
