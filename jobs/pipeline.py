@@ -40,6 +40,7 @@ from jobs.inputs import (
 from jobs.lake.tables import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
+from jobs.reuse import release, reused
 from jobs.small_input import small_input_settings
 from jobs.summary import RunSummary, TableWrite, unrecognized_layout_warnings
 from schemas import (
@@ -149,12 +150,12 @@ def build_bronze(
 
 def build_silver(bronze: DataFrame) -> Silver:
     """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
-    tables and the quarantine. Each parser's output is persisted, narrowed to the columns its
-    table and the quarantine read (the full text only on rejected records): it feeds a silver
-    table, the quarantine and the accounting."""
-    disk = StorageLevel.MEMORY_AND_DISK
+    tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
+    its consumers' plans start at a scan of it), narrowed to the columns its table and the
+    quarantine read (the full text only on rejected records): it feeds a silver table, the
+    quarantine and the accounting."""
     outputs = [
-        (parser, table_and_quarantine_columns(output, parser.schema).persist(disk))
+        (parser, reused(table_and_quarantine_columns(output, parser.schema)))
         for parser, output in parse_families(bronze)
     ]
     return Silver(
@@ -455,8 +456,7 @@ def _run(
     ).orderBy("source_path")
     rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
     readiness, found = audit_summary(lake, dates)
-    for df in [*bronze.cached, *silver.cached, *gold.cached]:
-        df.unpersist()
+    release([*bronze.cached, *silver.cached, *gold.cached])
     return RunSummary(
         run_id=config.run_id,
         engine=str(lake.engine),

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
-
 from jobs.config import area_rules
 from jobs.errors import ConfigError
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.reuse import reused
 from schemas import auth_events, request_events
 from schemas import reauth_readiness as readiness_schema
 from schemas import reauth_sessions as sessions_schema
@@ -84,7 +83,7 @@ def build(context: GoldContext) -> GoldOutput:
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
     # Read in six places by the replay: the request log is aggregated once.
-    conns = connections(requests).persist(StorageLevel.MEMORY_AND_DISK)
+    conns = reused(connections(requests))
     result = replay(
         auth,
         conns,
@@ -96,7 +95,7 @@ def build(context: GoldContext) -> GoldOutput:
         run_id=run_id,
     )
     # Read by the table, the readiness, the metrics and the findings: computed once.
-    sessions_df = result.sessions.persist(StorageLevel.MEMORY_AND_DISK)
+    sessions_df = reused(result.sessions)
     readiness_df = readiness(sessions_df, requests, rules.readiness_candidates_ms, run_id)
     return GoldOutput(
         tables=(

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
 from jobs.config import area_rules
 from jobs.errors import ConfigError
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.reuse import reused
 from schemas import token_lifecycle as tl
 from schemas.token_events import MODE_KRAFT, MODE_ZOOKEEPER
 from transforms.frames import local_frame
@@ -80,14 +80,16 @@ def build(context: GoldContext) -> GoldOutput:
     mode = None if rules.metadata_mode == "auto" else rules.metadata_mode
     # The table and every rule read the replay: computed once (tiny: one row per token).
     # Every token's whole history is replayed from silver: no earlier lifecycle row is merged.
-    replayed = replay_lifecycle(
-        local_frame(context.spark, [], tl.TOKEN_LIFECYCLE),
-        events,
-        config,
-        as_of=context.as_of,
-        metadata_mode=mode,
-        tolerance_ms=rules.clock_tolerance_ms,
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    replayed = reused(
+        replay_lifecycle(
+            local_frame(context.spark, [], tl.TOKEN_LIFECYCLE),
+            events,
+            config,
+            as_of=context.as_of,
+            metadata_mode=mode,
+            tolerance_ms=rules.clock_tolerance_ms,
+        )
+    )
     fingerprint_key = context.fingerprint_key
     secret = context.token_secret
     lifecycle = with_hmac_verified(lifecycle_rows(replayed), secret, fingerprint_key)

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
-
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.reuse import reused
 from schemas import authz_decisions, request_events
 from schemas import forwarded_requests as fr
 from transforms.gold import kip590_forwarding as forwarding
@@ -48,13 +47,15 @@ def build(context: GoldContext) -> GoldOutput:
     """
     rules = area_rules(context.config, "forwarding", ForwardingRules)
     run_id = context.config.run_id
-    table = forwarding.forwarded_requests(
-        context.silver[request_events.TABLE_NAME],
-        context.node_properties,
-        tolerance_ms=rules.pairing_tolerance_ms,
-        window=context.window,
-        run_id=run_id,
-    ).persist(StorageLevel.MEMORY_AND_DISK)  # the table, two findings and the metrics read it
+    table = reused(
+        forwarding.forwarded_requests(
+            context.silver[request_events.TABLE_NAME],
+            context.node_properties,
+            tolerance_ms=rules.pairing_tolerance_ms,
+            window=context.window,
+            run_id=run_id,
+        )
+    )  # the table, two findings and the metrics read it
     findings = forwarding.forwarding_findings(
         table, context.silver[authz_decisions.TABLE_NAME], run_id
     )

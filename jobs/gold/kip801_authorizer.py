@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark import StorageLevel
-
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.reuse import reused
 from schemas import authorizer_readiness as ar
 from schemas import authz_decisions, request_events
 from transforms.gold import kip801_authorizer as authorizer
@@ -55,7 +54,7 @@ def build(context: GoldContext) -> GoldOutput:
     decisions = context.silver[authz_decisions.TABLE_NAME]
     # A few lines of every node's log, read by the table and two findings: bronze (the whole
     # text of the lake) is scanned once.
-    events = authorizer.readiness_events(context.bronze).persist(StorageLevel.MEMORY_AND_DISK)
+    events = reused(authorizer.readiness_events(context.bronze))
     table = authorizer.readiness_windows(
         events, context.silver[request_events.TABLE_NAME], context.node_properties, run_id
     )

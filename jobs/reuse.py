@@ -1,0 +1,51 @@
+"""Frames a run reads several times: computed once, and their plans cut short (issue 15).
+
+A frame that several tables, findings or the accounting read used to be ``persist``-ed. That
+computes it once, but its consumers still carry its whole logical plan: classic PySpark makes
+the JVM analyse the complete plan at every DataFrame call (``DeduplicateRelations`` alone walks
+every expression of it), so each ``select``, join and union below a big parser or replay paid
+for the plan above it again. On a small input that analysis is most of a run's time.
+
+``reused`` checkpoints the frame locally instead (``DataFrame.localCheckpoint``, not eager): its
+rows are computed once, at the first action that needs them, and kept in the block manager
+(memory, spilling to disk, as ``persist(MEMORY_AND_DISK)`` kept them); the frame it returns is a
+scan of those rows, so the plans built on it are small. Its physical plan is prepared at the
+call (with adaptive execution on, its shuffle stages run there). Like every local checkpoint,
+the rows live on the executors that computed them: losing one of those executors fails the run
+(a rerun gives the same tables), where a persisted frame would have been recomputed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pyspark.sql import DataFrame
+
+
+def reused(df: DataFrame) -> DataFrame:
+    """``df``'s rows, computed once and read from the block manager by every consumer.
+
+    Args:
+        df: any frame.
+
+    Returns:
+        A frame with ``df``'s columns and rows whose logical plan is one scan of checkpointed
+        rows (``LogicalRDD``). Release it with ``release`` when the run is done.
+    """
+    return df.localCheckpoint(eager=False)
+
+
+def release(frames: Iterable[DataFrame]) -> None:
+    """Free what ``reused`` (and ``persist``) kept for ``frames``: the cached rows of persisted
+    frames, the blocks of locally checkpointed ones. Frames that hold nothing are left alone.
+
+    A checkpointed frame's ``unpersist`` does nothing (it is not in Spark's cache manager): its
+    blocks belong to the checkpointed RDD under its plan, which is unpersisted here. Without
+    this, a long-lived session (a notebook, the test suite) keeps them until the JVM's garbage
+    collector lets Spark's context cleaner drop them.
+    """
+    for df in frames:
+        df.unpersist()
+        plan = df._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() == "LogicalRDD":
+            plan.rdd().unpersist(False)
