@@ -13,7 +13,8 @@ echo "== import rules (lint-imports; [tool.importlinter] in pyproject.toml)"
 .venv/bin/lint-imports --no-logo
 echo "== pytest"
 set +e
-# Two workers, whole modules each (their module-scoped lakes and pipeline runs stay shared): a
+# Two workers, whole modules each (their module-scoped lakes and pipeline runs stay shared; the
+# modules reading the session's samples lake go to one worker together, tests/conftest.py): a
 # small run is mostly Spark planning on one thread, so one JVM leaves the second core idle.
 .venv/bin/pytest -n 2 --dist loadfile "$@"
 status=$?

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -70,8 +71,8 @@ def samples_lake(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) 
 
 
 #: The longest modules (several pipeline runs, spark-submit, a standalone cluster), collected
-#: first: ``scripts/test.sh`` gives whole modules to two workers in collection order, and a long
-#: module started last would run alone at the end.
+#: first: ``scripts/test.sh`` gives whole modules (groups) to two workers in collection order,
+#: and a long module started last would run alone at the end.
 LONGEST_FIRST = (
     "test_reruns.py",
     "test_standalone_cluster.py",
@@ -81,12 +82,53 @@ LONGEST_FIRST = (
 )
 
 
+#: The modules whose tests read ``samples_lake``: one unit of work for pytest-xdist, run by one
+#: worker, so the lake is built once per test session, not once per worker (a pipeline run is
+#: minutes).
+SAMPLES_LAKE_MODULES = ("test_report.py", "test_ocsf.py", "test_notebooks.py")
+SAMPLES_LAKE_GROUP = "samples_lake"
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` (``scripts/test.sh``), except that the ``SAMPLES_LAKE_MODULES`` are one
+    unit of work: one worker runs them all, and builds ``samples_lake`` once.
+
+    (pytest-xdist's own ``--dist loadgroup`` puts its group in the test's node id, which pytest 9
+    no longer takes from the attribute pytest-xdist 3.8 sets: every test became its own group.)
+    """
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling  # noqa: PLC0415
+
+    class ModulesSharingTheSamplesLake(LoadFileScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return SAMPLES_LAKE_GROUP if Path(module).name in SAMPLES_LAKE_MODULES else module
+
+    return ModulesSharingTheSamplesLake(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Move the ``LONGEST_FIRST`` modules to the front, in that order; the order of every
-    other test is kept."""
+    """Move the ``LONGEST_FIRST`` modules to the front, in that order (the order of every other
+    test is kept).
+
+    Raises:
+        pytest.UsageError: a test outside ``SAMPLES_LAKE_MODULES`` reads ``samples_lake`` (its
+            worker would build the lake a second time): add its module there.
+    """
 
     def rank(item: pytest.Item) -> int:
         name = item.path.name
         return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)
+    outside = sorted(
+        {
+            item.path.name
+            for item in items
+            if "samples_lake" in getattr(item, "fixturenames", ())
+            and item.path.name not in SAMPLES_LAKE_MODULES
+        }
+    )
+    if outside:
+        raise pytest.UsageError(f"add {outside} to SAMPLES_LAKE_MODULES in tests/conftest.py")
