@@ -6,13 +6,17 @@ the JVM analyse the complete plan at every DataFrame call (``DeduplicateRelation
 every expression of it), so each ``select``, join and union below a big parser or replay paid
 for the plan above it again. On a small input that analysis is most of a run's time.
 
-``reused`` checkpoints the frame locally instead (``DataFrame.localCheckpoint``, not eager): its
-rows are computed once, at the first action that needs them, and kept in the block manager
-(memory, spilling to disk, as ``persist(MEMORY_AND_DISK)`` kept them); the frame it returns is a
-scan of those rows, so the plans built on it are small. Its physical plan is prepared at the
-call (with adaptive execution on, its shuffle stages run there). Like every local checkpoint,
-the rows live on the executors that computed them: losing one of those executors fails the run
-(a rerun gives the same tables), where a persisted frame would have been recomputed.
+``reused`` checkpoints the frame locally instead (``DataFrame.localCheckpoint``): its rows are
+computed once, by one Spark job at the call, and kept in the block manager (memory, spilling to
+disk, as ``persist(MEMORY_AND_DISK)`` kept them); the frame it returns is a scan of those rows,
+so the plans built on it are small. Like every local checkpoint, the rows live on the executors
+that computed them: losing one of those executors fails the run (a rerun gives the same
+tables), where a persisted frame would have been recomputed.
+
+The checkpoint is eager on purpose. A lazy one (``eager=False``) computes the rows at the first
+action, after the query that planned them has ended and its SQL metrics' accumulators are gone:
+the driver then logs "attempted to access non-existent accumulator" with a stack trace for
+every metric of every task (hundreds of KB for the 138 lines of ``samples/``).
 """
 
 from __future__ import annotations
@@ -30,9 +34,13 @@ def reused(df: DataFrame) -> DataFrame:
 
     Returns:
         A frame with ``df``'s columns and rows whose logical plan is one scan of checkpointed
-        rows (``LogicalRDD``). Release it with ``release`` when the run is done.
+        rows (``LogicalRDD``), already computed. Release it with ``release`` when the run is
+        done.
+
+    Raises:
+        Whatever computing ``df`` raises (``pyspark.errors`` exceptions), at this call.
     """
-    return df.localCheckpoint(eager=False)
+    return df.localCheckpoint(eager=True)
 
 
 def release(frames: Iterable[DataFrame]) -> None:

@@ -25,6 +25,7 @@ def test_reused_keeps_the_rows_cuts_the_plan_and_is_released(spark: SparkSession
     df = reused(source)
     plan = _leaf(df)
     assert plan.getClass().getSimpleName() == "LogicalRDD"
+    assert plan.rdd().isCheckpointed()  # computed at the call (eager: see jobs.reuse)
     assert df.schema == source.schema
     consumer = df.where("k = 1").select("total")
     assert "Aggregate" not in consumer._jdf.queryExecution().analyzed().toString()
