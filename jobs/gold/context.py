@@ -75,7 +75,8 @@ class PlannedTable:
 class GoldOutput:
     """What a builder plans: tables, findings rows (``schemas.findings.FINDINGS``), extra
     ``security_metrics`` rows (``schemas.security_metrics.SECURITY_METRICS``), and the frames
-    it persisted because several outputs read them (unpersisted after the writes)."""
+    it computed once because several outputs read them (``jobs.reuse.reused``; released after
+    the writes)."""
 
     tables: tuple[PlannedTable, ...] = ()
     findings: tuple[DataFrame, ...] = ()
