@@ -34,6 +34,31 @@ def check_time_zone(zone: str, where: str) -> str:
     return zone
 
 
+#: URI schemes of object stores people try as a lake; none is supported by this install.
+OBJECT_STORE_SCHEMES = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "r2")
+
+
+def check_lake_location(location: str, where: str) -> str:
+    """Return ``location`` if it is a lake this install can read and write: a local (or
+    mounted) path, or a ``file://`` URI.
+
+    Object stores (``s3://``, ``gs://``, ``abfs://``, ...) need Spark's Hadoop connectors
+    (hadoop-aws, gcs-connector, hadoop-azure), which come from Maven Central and are not bundled.
+
+    Raises:
+        ConfigError: one line naming ``where``, the scheme, and what works instead.
+    """
+    scheme = location.split("://", 1)[0].lower() if "://" in location else ""
+    if scheme in ("", "file"):
+        return location
+    kind = "object-store" if scheme in OBJECT_STORE_SCHEMES else "remote"
+    raise ConfigError(
+        f"{where}: {scheme}:// lakes are not supported ({kind} URIs need Spark's Hadoop "
+        "connector jars, which this install does not bundle); use a local path, a file:// "
+        "URI, or the object store mounted as a folder (mountpoint-s3, gcsfuse, blobfuse2)"
+    )
+
+
 def parse_instant(text: str, where: str) -> datetime:
     """Parse ``2026-11-20`` or an ISO-8601 date-time into an aware UTC datetime.
 
