@@ -28,7 +28,7 @@ from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.fingerprint_keys import fingerprint_key, token_secret
 from jobs.gold.context import Gold, GoldContext, PlannedTable
-from jobs.gold.registry import build_gold
+from jobs.gold.registry import GOLD_TABLES, build_gold
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import (
     SourceFile,
@@ -207,14 +207,24 @@ def replaced_dates(dates: DataFrame, config: RunConfig) -> list[date | None]:
 Plan = list[PlannedTable]
 
 
+#: Tables one run writes: raw_lines; silver, quarantine and run_coverage; the gold builders'
+#: tables, security_metrics and findings (the progress bar's ``tables k/N``).
+TABLES_PER_RUN = 1 + len(SILVER_TABLES) + 2 + len(GOLD_TABLES) + 2
+
+
 def _write_all(
-    lake: Lake, plan: Plan, dates: list[date | None] | None, app_id: str
+    lake: Lake,
+    plan: Plan,
+    dates: list[date | None] | None,
+    app_id: str,
+    stages: Progress | None = None,
 ) -> list[WriteResult]:
     """Write each planned table in one commit: replacing the date partitions ``dates``, or the
-    whole table when ``dates`` is None."""
+    whole table when ``dates`` is None; each table written is counted on ``stages``."""
     results = []
     for table in plan:
-        log.info("writing %s", table.name)
+        position = "" if stages is None else f" ({stages.tables_written + 1}/{TABLES_PER_RUN})"
+        log.info("writing %s%s", table.name, position)
         results.append(
             lake.write(
                 table.df,
@@ -226,6 +236,8 @@ def _write_all(
                 app_id=app_id,
             )
         )
+        if stages is not None:
+            stages.table_written(table.name)
     return results
 
 
@@ -395,7 +407,7 @@ def run(
     lake = Lake(spark, config.lake, engine)
     size = input_bytes(sources) + lake.size_bytes(list(SILVER_TABLES))
     with (
-        Progress(spark, progress) as stages,
+        Progress(spark, progress, tables_total=TABLES_PER_RUN) as stages,
         small_input_settings(spark, size),
     ):
         return _run(config, java, sources, lake, stages)
@@ -430,7 +442,7 @@ def _run(
     bronze = build_bronze(spark, sources, config, key)
     dates = replaced_dates(bronze.dates, config)
     app_id = attempt_app_id(config.run_id)
-    results = _write_all(lake, bronze_plan(bronze), dates, app_id)
+    results = _write_all(lake, bronze_plan(bronze), dates, app_id, stages)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan
     # then starts at a table scan instead of the whole bronze plan (which Spark would analyse
     # again for each parser, each union and each write), and silver is exactly what bronze
@@ -439,11 +451,11 @@ def _run(
                           raw_lines.PARTITION_COLUMNS[0], dates)  # fmt: skip
     silver = build_silver(bronze_rows)
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
-    results += _write_all(lake, silver_plan(silver, coverage), dates, app_id)
+    results += _write_all(lake, silver_plan(silver, coverage), dates, app_id, stages)
     stages.stage("gold: replay rules, write")
     context = gold_context(lake, sources, config, key)
     gold = build_gold(context)
-    results += _write_all(lake, gold_plan(context, gold), None, app_id)
+    results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
     stages.stage("accounting and summary")
     accounting = line_accounting(
         bronze.numbered,

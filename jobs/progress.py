@@ -32,10 +32,17 @@ class Progress:
         spark: The session whose jobs are shown.
         enabled: Show the live bar; None (default) shows it when ``stream`` is a terminal.
         stream: Where the bar is drawn (stderr).
+        tables_total: Tables the run writes: the bar shows ``tables k/N`` beside the tasks,
+            a count that only goes up (the task total grows as Spark plans new jobs, so the
+            task fraction alone can go backwards). 0: no table counter.
     """
 
     def __init__(
-        self, spark: SparkSession, enabled: bool | None = None, stream: IO[str] | None = None
+        self,
+        spark: SparkSession,
+        enabled: bool | None = None,
+        stream: IO[str] | None = None,
+        tables_total: int = 0,
     ) -> None:
         self._spark = spark
         self._stream = stream or sys.stderr
@@ -46,6 +53,8 @@ class Progress:
         self._thread: threading.Thread | None = None
         self._count = 0
         self._group = ""
+        self.tables_total = tables_total
+        self.tables_written = 0
         self.durations: dict[str, float] = {}
         #: Spark jobs each stage ran (its job group's, as the status tracker still holds them).
         self.spark_jobs: dict[str, int] = {}
@@ -73,6 +82,16 @@ class Progress:
             self._stop.clear()
             self._thread = threading.Thread(target=self._poll, args=(name, group), daemon=True)
             self._thread.start()
+
+    def table_written(self, table: str) -> None:
+        """Counts one more table written (the bar's ``tables k/N``)."""
+        self.tables_written += 1
+        log.debug("table %s written (%s)", table, self.tables_text())
+
+    def tables_text(self) -> str:
+        """``tables 5/17`` (``tables 5`` without a known total)."""
+        total = f"/{self.tables_total}" if self.tables_total else ""
+        return f"tables {self.tables_written}{total}"
 
     def _end(self, failed: bool) -> None:
         if self._name is None:
@@ -130,7 +149,9 @@ class Progress:
                         tasks += stage.numTasks if active else stage.numCompletedTasks
                         done += stage.numCompletedTasks
             bar.total, bar.n = tasks, done
-            bar.set_postfix_str(f"{running} Spark job(s) running", refresh=False)
+            bar.set_postfix_str(
+                f"{self.tables_text()}, {running} Spark job(s) running", refresh=False
+            )
             bar.refresh()
 
         with bar, logging_redirect_tqdm():

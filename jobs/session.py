@@ -6,6 +6,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
@@ -39,6 +40,22 @@ DEFAULT_CONF: Mapping[str, str] = {
 }
 
 
+#: The log4j2 settings of a JVM this process starts (warnings and errors, no start-up noise).
+QUIET_LOG4J2 = Path(__file__).with_name("spark-log4j2.properties")
+
+
+def quiet_java_options(options: str, verbose: bool) -> str:
+    """``spark.driver.extraJavaOptions`` with the bundled log4j2 settings (``QUIET_LOG4J2``)
+    added, unless ``verbose`` (``kafka-audit -v``: Spark's own defaults) or the options already
+    name a log4j2 configuration.
+
+    Input: the options as configured; output: the options to use (unchanged or extended).
+    """
+    if verbose or "log4j2.configurationFile" in options or not QUIET_LOG4J2.is_file():
+        return options
+    return f"{options} -Dlog4j2.configurationFile={QUIET_LOG4J2.as_uri()}".strip()
+
+
 def build_session(
     app_name: str, master: str | None, conf: Mapping[str, str] | None = None
 ) -> SparkSession:
@@ -53,6 +70,9 @@ def build_session(
             setting spark-submit was given keeps its value over DEFAULT_CONF. When a session
             is already active (a notebook's, the test suite's), only ``conf`` and the UTC
             time zone are applied to it: its own settings are not replaced by DEFAULT_CONF.
+            A JVM this process starts logs through the bundled ``spark-log4j2.properties``
+            (warnings and errors; Spark's defaults when the root logger is at DEBUG, i.e.
+            ``kafka-audit -v``).
 
     Raises:
         EngineError: no Java 17 / 21 available for a local session.
@@ -78,6 +98,10 @@ def build_session(
         submitted = {key for key, _ in SparkConf().getAll()}
         defaults = {k: v for k, v in defaults.items() if k not in submitted}
     settings = {**defaults, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
+    if active is None and master is not None:  # this process starts the JVM
+        key = "spark.driver.extraJavaOptions"
+        verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
+        settings[key] = quiet_java_options(settings.get(key, ""), verbose)
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

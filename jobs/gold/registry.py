@@ -21,9 +21,28 @@ from jobs.gold import (
     kip801_authorizer,
 )
 from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable
+from schemas import (
+    authorizer_readiness,
+    connect_internal_requests,
+    forwarded_requests,
+    reauth_readiness,
+    reauth_sessions,
+    token_lifecycle,
+)
 from schemas.findings import FINDINGS
 from schemas.security_metrics import SECURITY_METRICS
 from transforms.frames import local_frame, union_by_name
+
+#: The builders' own tables, in the order ``builders()`` writes them (``jobs.pipeline`` adds
+#: security_metrics and findings). ``build_gold`` checks the builders plan exactly these.
+GOLD_TABLES: tuple[str, ...] = (
+    reauth_sessions.TABLE_NAME,
+    reauth_readiness.TABLE_NAME,
+    token_lifecycle.TABLE_NAME,
+    forwarded_requests.TABLE_NAME,
+    authorizer_readiness.TABLE_NAME,
+    connect_internal_requests.TABLE_NAME,
+)
 
 
 def builders() -> Sequence[Builder]:
@@ -61,4 +80,6 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     parts = [frame.select(*SECURITY_METRICS.fieldNames()) for frame in metrics]
     extra = union_by_name(parts) if parts else None
     names = [t.name for t in tables]
+    if selected is None and tuple(names) != GOLD_TABLES:
+        raise RuntimeError(f"bug: gold builders planned {names}, GOLD_TABLES lists {GOLD_TABLES}")
     return Gold(tables=tables, findings=stacked, metrics=extra, names=names, cached=cached)

@@ -208,7 +208,13 @@ class Lake:
         except PySparkException as err:
             raise EngineError(f"write to Delta table {spec.path} failed: {_reason(err)}") from err
         result = WriteResult(table, spec.path, self._engine, *outcome)
-        logger.info("Delta write: %s", result)
+        rows = "?" if result.rows_written is None else f"{result.rows_written:,}"
+        outcome_text = (
+            "already committed by this run, skipped"
+            if result.skipped
+            else f"version {result.version}, {rows} rows"
+        )
+        logger.info("Delta write %s: %s (%s engine)", table, outcome_text, self._engine.value)
         return result
 
     def size_bytes(self, tables: Sequence[str]) -> int:

@@ -144,6 +144,9 @@ def _kill_during(command: list[str], line: str, env: dict[str, str]) -> None:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
     assert process.returncode == -signal.SIGKILL
+    # The JVM this process started logs through jobs/spark-log4j2.properties: no start-up noise.
+    noise = ("Using Spark's default log4j profile", "NativeCodeLoader", "setLogLevel(newLevel)")
+    assert [t for t in seen if any(n in t for n in noise)] == []
 
 
 def test_a_crashed_run_then_a_rerun_converges(
