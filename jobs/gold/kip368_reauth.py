@@ -3,60 +3,22 @@ re-authentication metrics and findings (area ``[rules.reauth]``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from jobs.config import area_rules
 from jobs.errors import ConfigError
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from jobs.reuse import reused
+from jobs.rules import ReauthRules
 from schemas import auth_events, request_events
 from schemas import reauth_readiness as readiness_schema
 from schemas import reauth_sessions as sessions_schema
 from transforms.frames import local_frame
-from transforms.gold.kip368_reauth.config import (
-    DEFAULT_CAPABILITIES,
-    capabilities_frame,
-    parse_capabilities,
-)
+from transforms.gold.kip368_reauth.config import capabilities_frame, parse_capabilities
 from transforms.gold.kip368_reauth.outputs import readiness, reauth_findings, reauth_metrics
 from transforms.gold.kip368_reauth.replay import connections
 from transforms.gold.kip368_reauth.sessions import ReplayWindows, replay
 
-MINUTE_MS = 60_000
-
-
-@dataclass(frozen=True)
-class ReauthRules:
-    """``[rules.reauth]``.
-
-    Attributes:
-        readiness_candidates_ms: candidate ``connections.max.reauth.ms`` values for the
-            what-if (default 15 min, 1 h, 8 h, 24 h).
-        capabilities: which client software re-authenticates, ``name>=version`` or
-            ``name=never`` (``transforms.gold.kip368_reauth.config.DEFAULT_CAPABILITIES``); replaces
-            the default table when given.
-        handshake_max_gap_ms: DEBUG lines of a handshake are at most this much older than
-            its outcome line.
-        pairing_window_ms: a connection's first request follows its authentication line
-            within this (a client sends its first request right after authenticating).
-        idle_ms: ``connections.max.idle.ms`` (Kafka's default 10 min): a connection silent
-            that long is closed by the broker.
-        failed_reauth_threshold: failed re-authentications per client address, broker and
-            day that make a finding.
-    """
-
-    readiness_candidates_ms: tuple[int, ...] = (
-        15 * MINUTE_MS,
-        60 * MINUTE_MS,
-        8 * 60 * MINUTE_MS,
-        24 * 60 * MINUTE_MS,
-    )
-    capabilities: tuple[str, ...] = DEFAULT_CAPABILITIES
-    # The replay's own defaults (transforms.gold.kip368_reauth.sessions.ReplayWindows), once.
-    handshake_max_gap_ms: int = ReplayWindows().handshake_max_gap_ms
-    pairing_window_ms: int = ReplayWindows().pairing_window_ms
-    idle_ms: int = ReplayWindows().idle_ms
-    failed_reauth_threshold: int = 3
+#: The area's rules class lives in jobs.rules (checked when the config is loaded).
+__all__ = ["ReauthRules", "build", "rules_of"]
 
 
 def rules_of(context: GoldContext) -> ReauthRules:

@@ -8,60 +8,22 @@ and the ``tokens.*`` findings (docs/rules-tokens.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql import DataFrame
 
 from jobs.config import area_rules
-from jobs.errors import ConfigError
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from jobs.reuse import reused
+from jobs.rules import TokenRules
 from schemas import token_lifecycle as tl
-from schemas.token_events import MODE_KRAFT, MODE_ZOOKEEPER
 from transforms.frames import local_frame
 from transforms.gold.kip48_tokens import findings as tf
 from transforms.gold.kip48_tokens.hmac import with_hmac_verified
 from transforms.gold.kip48_tokens.lifecycle import lifecycle_rows, replay_lifecycle, token_config
 
+#: The area's rules class lives in jobs.rules (checked when the config is loaded).
+__all__ = ["AREA", "TokenRules", "build"]
+
 AREA = "tokens"
-METADATA_MODES = ("auto", MODE_ZOOKEEPER, MODE_KRAFT)
-
-
-@dataclass(frozen=True)
-class TokenRules:
-    """``[rules.tokens]``.
-
-    Attributes:
-        creation_burst_threshold: CreateDelegationToken requests by one principal within
-            ``creation_burst_window_ms`` that make a ``tokens.creation_burst`` finding.
-        creation_burst_window_ms: the sliding window, ms (default 1 h).
-        lifetime_factor: a token seen alive more than this many times the cluster's
-            ``delegation.token.max.lifetime.ms`` after issue is ``tokens.lifetime_exceeds_max``.
-        metadata_mode: 'auto' (from ``process.roles`` / ``zookeeper.connect`` or the lines),
-            'zookeeper' or 'kraft': whose renew / check-order rules the replay applies.
-        clock_tolerance_ms: how far a log line's time may be from Kafka's ``now`` (processing,
-            forwarding, clock skew) before an observed expiry disagrees with the rule.
-    """
-
-    creation_burst_threshold: int = 10
-    creation_burst_window_ms: int = 3_600_000
-    lifetime_factor: float = 1.5
-    metadata_mode: str = "auto"
-    clock_tolerance_ms: int = 60_000
-
-    def __post_init__(self) -> None:
-        if self.metadata_mode not in METADATA_MODES:
-            raise ConfigError(
-                f"[rules.tokens].metadata_mode: {self.metadata_mode!r} is not one of "
-                f"{', '.join(METADATA_MODES)}"
-            )
-        for name in ("creation_burst_threshold", "creation_burst_window_ms"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"[rules.tokens].{name} must be >= 1")
-        if self.lifetime_factor <= 0 or self.clock_tolerance_ms < 0:
-            raise ConfigError(
-                "[rules.tokens]: lifetime_factor must be > 0 and clock_tolerance_ms >= 0"
-            )
 
 
 def build(context: GoldContext) -> GoldOutput:

@@ -8,40 +8,19 @@ earlier session-key rows. The rules (their logic and declarations) are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pyspark.sql.types import DateType, StructField, StructType
 
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.rules import ConnectRules
 from schemas import connect_internal_requests as ir
 from schemas import connect_requests as cr
 from schemas import connect_session_keys as sk
 from transforms.frames import local_frame
 from transforms.gold import kip507_connect_signing as signing
 
-
-@dataclass(frozen=True)
-class ConnectRules:
-    """``[rules.connect]``.
-
-    Attributes:
-        stale_key_grace_ms: a worker's 403 at most this long after the first request of its
-            retry episode is expected churn (KIP-507; ``DistributedHerder.
-            isPossibleExpiredKeyException``: ``TimeUnit.MINUTES.toMillis(1)``). Leader view only:
-            the follower's own stale-key line already applies Kafka's one minute.
-        retry_gap_ms: a pause longer than this between a caller's requests for one connector
-            and endpoint starts a new retry episode (default: twice the 60 s maximum backoff,
-            ``RECONFIGURE_CONNECTOR_TASKS_BACKOFF_MAX_MS``).
-        rotation_tolerance_ms: a session-key interval further than this from the worker's
-            ``inter.worker.key.ttl.ms`` is off schedule.
-        worker_user_agent: the User-Agent of worker-to-worker requests (``RestClient``).
-    """
-
-    stale_key_grace_ms: int = 60_000
-    retry_gap_ms: int = 120_000
-    rotation_tolerance_ms: int = 60_000
-    worker_user_agent: str = "kafka-connect"
+#: The area's rules class lives in jobs.rules (checked when the config is loaded).
+__all__ = ["ConnectRules", "build"]
 
 
 def build(context: GoldContext) -> GoldOutput:

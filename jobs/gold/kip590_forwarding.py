@@ -8,29 +8,17 @@ finding rules are in ``transforms.gold.kip590_forwarding``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from jobs.reuse import reused
+from jobs.rules import ForwardingRules
 from schemas import authz_decisions, request_events
 from schemas import forwarded_requests as fr
 from transforms.gold import kip590_forwarding as forwarding
 from transforms.gold.metrics import windowed_counts
 
-
-@dataclass(frozen=True)
-class ForwardingRules:
-    """``[rules.forwarding]``.
-
-    Attributes:
-        pairing_tolerance_ms: the largest time between a broker's line and the controller's
-            line of one forwarded request. Default 30 s: the broker's forwarding channel gives
-            up after ``request.timeout.ms`` (default 30000), so a pair further apart cannot be
-            one request (``ForwardingManager``, ``NodeToControllerChannelManager``).
-    """
-
-    pairing_tolerance_ms: int = 30_000
+#: The area's rules class lives in jobs.rules (checked when the config is loaded).
+__all__ = ["ForwardingRules", "build"]
 
 
 def build(context: GoldContext) -> GoldOutput:

@@ -10,29 +10,16 @@ and the nodes' configs. The logic and the finding rules are in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from jobs.config import area_rules
 from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
 from jobs.reuse import reused
+from jobs.rules import AuthorizerRules
 from schemas import authorizer_readiness as ar
 from schemas import authz_decisions, request_events
 from transforms.gold import kip801_authorizer as authorizer
 
-
-@dataclass(frozen=True)
-class AuthorizerRules:
-    """``[rules.authorizer]``.
-
-    Attributes:
-        denial_burst_threshold: this many denials of one principal on one resource ...
-        denial_burst_window_ms: ... within this many ms make a burst. Kafka has no such
-            threshold; 10 in 60 s is the project's default, above the few denials a client
-            logs for one refused operation (a client does not retry an authorization error).
-    """
-
-    denial_burst_threshold: int = 10
-    denial_burst_window_ms: int = 60_000
+#: The area's rules class lives in jobs.rules (checked when the config is loaded).
+__all__ = ["AuthorizerRules", "build"]
 
 
 def build(context: GoldContext) -> GoldOutput:

@@ -160,8 +160,14 @@ def test_build_gives_the_tables_and_exactly_the_expected_findings(
 @pytest.mark.parametrize(
     ("rules", "message"),
     [
-        ({"grace_ms": 1}, r"\[rules\.connect\]: unknown key\(s\) grace_ms"),
-        ({"stale_key_grace_ms": "1m"}, r"\[rules\.connect\]\.stale_key_grace_ms must be int"),
+        (
+            {"grace_ms": 1},
+            r"unknown key rules\.connect\.grace_ms: did you mean stale_key_grace_ms\?",
+        ),
+        (
+            {"stale_key_grace_ms": "1m"},
+            r"rules\.connect\.stale_key_grace_ms: expected an integer, got '1m'",
+        ),
     ],
 )
 def test_rules_connect_keys_are_validated(
