@@ -24,6 +24,7 @@ from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable
 from schemas import (
     authorizer_readiness,
     connect_internal_requests,
+    connect_session_keys,
     forwarded_requests,
     reauth_readiness,
     reauth_sessions,
@@ -42,6 +43,7 @@ GOLD_TABLES: tuple[str, ...] = (
     forwarded_requests.TABLE_NAME,
     authorizer_readiness.TABLE_NAME,
     connect_internal_requests.TABLE_NAME,
+    connect_session_keys.TABLE_NAME,
 )
 
 
