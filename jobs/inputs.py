@@ -8,6 +8,7 @@ configuration, never log records; they are read with ``javaproperties``.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import logging
@@ -24,8 +25,14 @@ from jobs.config import SourceSpec
 from jobs.errors import ConfigError, InputError
 from jobs.logging_config import LoggingLayouts, folder_logging_config
 from schemas.raw_lines import LAYOUT_DECLARED, LAYOUT_LOGGING_CONFIG
-from transforms.bronze.layout import DeclaredLayout, needs_own_regex
-from transforms.bronze.log4j_pattern import LayoutPatternError, compile_pattern
+from transforms.bronze.layout import (
+    HEADER_PATTERN,
+    JSON_LINE_PATTERN,
+    JSON_TIME_PATTERN,
+    DeclaredLayout,
+    needs_own_regex,
+)
+from transforms.bronze.log4j_pattern import BUILTIN_LAYOUTS, LayoutPatternError, compile_pattern
 
 log = logging.getLogger(__name__)
 
@@ -302,3 +309,76 @@ def damaged_files(sources: Sequence[SourceFile]) -> dict[str, str]:
             if reason is not None:
                 damaged[str(path)] = reason
     return damaged
+
+
+#: How much of the head of each file ``require_kafka_logs`` reads (decompressed), and the
+#: longest line it tries (longer ones are skipped, not matched).
+SNIFF_BYTES = 256 * 1024
+SNIFF_LINE_CHARS = 16 * 1024
+#: The file names Kafka and Connect write, for the message of an input without any.
+KAFKA_LOG_NAMES = (
+    "server.log, kafka-authorizer.log, kafka-request.log, controller.log, state-change.log, "
+    "connect.log"
+)
+
+
+def _head(path: Path) -> list[str]:
+    """The lines of the first ``SNIFF_BYTES`` of ``path`` (decompressed when ``.gz``); as many
+    as could be read from a damaged or vanished file."""
+    data = b""
+    try:
+        with gzip.open(path, "rb") if path.name.endswith(".gz") else path.open("rb") as stream:
+            while len(data) < SNIFF_BYTES and (chunk := stream.read(64 * 1024)):
+                data += chunk
+    except (OSError, EOFError, zlib.error):
+        pass  # damaged: jobs.inputs.damaged_files reports it; keep what was read
+    return data[:SNIFF_BYTES].decode("utf-8", errors="replace").splitlines()
+
+
+def _record_patterns(source: SourceFile) -> list[re.Pattern[str]]:
+    """Regexes of a record's first line in the layouts the pipeline reads for ``source``."""
+    texts = [HEADER_PATTERN, *(layout.regex for layout in BUILTIN_LAYOUTS)]
+    if source.layout_pattern is not None:
+        with contextlib.suppress(LayoutPatternError):  # warned about by declared_layouts
+            texts.append(compile_pattern(source.layout_pattern, LAYOUT_DECLARED).regex)
+    return [re.compile(text) for text in texts]
+
+
+def holds_log_records(source: SourceFile) -> bool:
+    """Whether a line of the head of ``source`` is a log record in a layout the pipeline
+    reads: Kafka's, Connect's, Strimzi's and the other built-in log4j layouts, the file's
+    declared or configured layout, or a JSON event with a ``time`` (Confluent audit log)."""
+    patterns = _record_patterns(source)
+    json_line, json_time = re.compile(JSON_LINE_PATTERN), re.compile(JSON_TIME_PATTERN)
+    for line in _head(source.path):
+        if len(line) > SNIFF_LINE_CHARS:
+            continue
+        if json_line.search(line) and json_time.search(line):
+            return True
+        if any(pattern.search(line) for pattern in patterns):
+            return True
+    return False
+
+
+def require_kafka_logs(sources: Sequence[SourceFile]) -> None:
+    """Stop before Spark when no input file holds a Kafka log record near its start.
+
+    Reads the head of the files (``SNIFF_BYTES`` each) until one holds a record
+    (``holds_log_records``): usually only the first file.
+
+    Raises:
+        InputError: one line saying which files were found, under which folder, and what
+            was expected (a notes file, a binary, logs in a layout to declare).
+    """
+    if any(holds_log_records(source) for source in sources):
+        return
+    paths = [str(source.path) for source in sources]
+    folder = os.path.commonpath([os.path.dirname(p) for p in paths]) if paths else ""
+    names = [os.path.relpath(p, folder) if folder else p for p in paths]
+    shown = ", ".join(names[:3]) + (f" (+{len(names) - 3} more)" if len(names) > 3 else "")
+    raise InputError(
+        f"no Kafka log among the {len(paths)} input file(s) under {folder or '.'} ({shown}): "
+        "no line near their start is a log record in a layout the pipeline reads; expected "
+        f"Kafka or Connect log4j logs ({KAFKA_LOG_NAMES}, ...); logs in another layout: "
+        "declare it with layout_pattern in [[sources]] (docs/layouts.md)"
+    )

@@ -12,10 +12,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
+from jobs.config import parse_instant
 from jobs.errors import ConfigError, InputError
+from jobs.formatting import (
+    duration_text,
+    list_text,
+    metric_value_text,
+    positions_text,
+    timestamp_text,
+)
 from jobs.lake.reads import is_delta_table, read_rows, table_path
 from schemas import findings, reauth_readiness, security_metrics
 from schemas.findings import SEVERITIES
@@ -37,25 +45,52 @@ class Window:
         return f"{self.start} .. {self.end} (UTC, end exclusive)"
 
 
-def parse_window(start: str | None, end: str | None) -> Window:
-    """The window of ``--start`` / ``--end`` (ISO dates, UTC days, end exclusive).
+def whole_day(moment: datetime, where: str) -> date:
+    """The UTC day that starts at ``moment``.
+
+    Args:
+        moment: An aware datetime (``jobs.cli.arguments.instant``, ``parse_instant``).
+        where: The flag or key, for the message.
 
     Raises:
-        ConfigError: only one given, a value that is not a date, or end not after start.
+        ConfigError: ``moment`` is not a UTC midnight (the report counts whole days).
+    """
+    utc = moment.astimezone(UTC)
+    if utc.time() != time(0):
+        raise ConfigError(
+            f"{where}: {utc:%Y-%m-%dT%H:%M:%SZ} is not the start of a UTC day: the window is"
+            f" whole UTC days (e.g. {utc:%Y-%m-%d} or {utc:%Y-%m-%d}T00:00:00Z)"
+        )
+    return utc.date()
+
+
+def parse_window(start: str | date | None, end: str | date | None) -> Window:
+    """The window of ``--start`` / ``--end``: whole UTC days, end exclusive.
+
+    Args:
+        start / end: Days (``datetime.date``) or their text: ``2026-11-20`` or an ISO-8601
+            date-time at a UTC midnight (``2026-11-20T00:00:00Z``, ``2026-11-20T01:00+01:00``).
+
+    Raises:
+        ConfigError: only one given, a value that is not a date or not a UTC midnight, or end
+            not after start.
     """
     if start is None and end is None:
         return Window()
     if start is None or end is None:
         raise ConfigError("window: give both --start and --end, or neither")
-    days = []
-    for text, flag in ((start, "--start"), (end, "--end")):
-        try:
-            days.append(date.fromisoformat(text.strip()))
-        except ValueError as error:
-            raise ConfigError(f"{flag}: {text!r} is not a date (e.g. 2026-11-20)") from error
+    days = [_day(start, "--start"), _day(end, "--end")]
     if days[1] <= days[0]:
         raise ConfigError(f"window: --end {days[1]} must be after --start {days[0]}")
     return Window(days[0], days[1])
+
+
+def _day(value: str | date, flag: str) -> date:
+    if isinstance(value, datetime):
+        return whole_day(value, flag)
+    if isinstance(value, date):
+        return value
+    return whole_day(parse_instant(value, flag), flag)
 
 
 def check_lake(lake: str, tables: Sequence[str]) -> None:
@@ -135,11 +170,13 @@ def readiness_rows(rows: Sequence[Row]) -> list[Row]:
 
 
 def findings_rows(rows: Sequence[Row]) -> list[Row]:
-    """Findings, most severe first, then by rule, subject and last seen."""
+    """Findings, most severe first, then most events first, then by rule, subject and last
+    seen; ``evidence`` as ``path:line`` texts (full paths)."""
 
     def order(r: Row) -> tuple[Any, ...]:
-        rank = SEVERITIES.index(r["severity"]) if r["severity"] in SEVERITIES else len(SEVERITIES)
-        return rank, r["rule_id"], r["subject"], r["discriminator"], r["last_seen_ts"] or _NEVER
+        rank = _rank(r["severity"])
+        return (rank, -r["count"], r["rule_id"], r["subject"], r["discriminator"],
+                r["last_seen_ts"] or _NEVER)  # fmt: skip
 
     return [
         {
@@ -161,6 +198,71 @@ def findings_rows(rows: Sequence[Row]) -> list[Row]:
 
 
 _NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def _rank(severity: str) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
+
+
+def severity_counts(rows: Sequence[Row]) -> dict[str, int]:
+    """Findings per severity (rows of :func:`findings_rows`), most severe first; severities
+    without a finding left out; an unknown severity after the known ones."""
+    counts: dict[str, int] = {}
+    for severity in sorted((r["severity"] for r in rows), key=lambda s: (_rank(s), s)):
+        counts[severity] = counts.get(severity, 0) + 1
+    return counts
+
+
+def headline(rows: Sequence[Row]) -> str:
+    """``39 findings: 3 high, 23 medium, 13 low``, ``1 finding: 1 high`` or ``no findings``
+    (rows of :func:`findings_rows`)."""
+    if not rows:
+        return "no findings"
+    by_severity = ", ".join(f"{n} {s}" for s, n in severity_counts(rows).items())
+    return f"{len(rows)} finding{'s' if len(rows) > 1 else ''}: {by_severity}"
+
+
+def display_cells(section: str, row: Row, evidence_folder: str = "") -> dict[str, str]:
+    """One row of a section as the texts a person reads (table and markdown formats; not yet
+    neutralized for where they are shown).
+
+    Args:
+        section: ``metrics``, ``readiness`` or ``findings``.
+        row: A row of :func:`metrics_rows`, :func:`readiness_rows` or :func:`findings_rows`.
+        evidence_folder: Findings: the folder evidence paths are shown relative to
+            (``jobs.formatting.common_folder`` of the report's evidence); '' keeps them whole.
+
+    Returns:
+        Column -> text: metric values with their unit (``0.167/min``, ``1.16e-05/s``,
+        ``12.5 ms``), timestamps ``2026-11-20 09:00:00`` (metric windows to the minute),
+        candidates as durations (``15 min``), at most five principals and how many more, a
+        finding's subject with its discriminator (``principal: User:bob (TOPIC:LITERAL:t)``),
+        the first evidence position relative to ``evidence_folder`` and how many more;
+        None -> ''.
+    """
+    out = {k: _text(v) for k, v in row.items()}
+    if section == "metrics":
+        out["window_start"] = timestamp_text(row["window_start"], seconds=False)
+        out["value"] = metric_value_text(row["metric"], row["value"])
+    elif section == "readiness":
+        out["candidate"] = duration_text(int(row["candidate_ms"]))
+        out["principals_killed"] = list_text(row["principals_killed"])
+    elif section == "findings":
+        out["evidence"] = positions_text(row["evidence"], evidence_folder)
+        if row.get("discriminator"):
+            out["subject"] += f" ({out['discriminator']})"
+    return out
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return timestamp_text(value)
+    if isinstance(value, list):
+        return list_text([_text(v) for v in value])
+    return str(value)
+
 
 #: Section name -> (table, partition column, shaping of its rows).
 SECTIONS: Mapping[str, tuple[str, str, Callable[[Sequence[Row]], list[Row]]]] = {

@@ -1,16 +1,18 @@
 """Argument types shared by every ``kafka-audit`` subcommand.
 
 Each is an argparse ``type=`` callable: a bad value makes argparse print the usage and exit 2
-(README: exit codes), with the same wording for every subcommand.
+(README: exit codes), with the same wording for every subcommand. ``day_window`` checks the
+``--start`` / ``--end`` pair, which no single ``type=`` can see; its ``UsageError`` exits 2 too.
 """
 
 from __future__ import annotations
 
 import argparse
-from datetime import datetime
+from collections.abc import Callable
+from datetime import UTC, datetime, time
 
 from jobs.config import check_lake_location, check_time_zone, parse_instant
-from jobs.errors import ConfigError
+from jobs.errors import ConfigError, UsageError
 
 
 def instant(text: str) -> datetime:
@@ -49,3 +51,71 @@ def lake_location(text: str) -> str:
         return check_lake_location(text, "value")
     except ConfigError as error:
         raise argparse.ArgumentTypeError(str(error).removeprefix("value: ")) from error
+
+
+def _shown(value: datetime) -> str:
+    return f"{value:%Y-%m-%d}" if value.timetz() == time(0, tzinfo=UTC) else value.isoformat()
+
+
+def day_window(start: datetime | None, end: datetime | None) -> tuple[datetime, datetime] | None:
+    """The window of ``--start`` / ``--end`` (values of ``instant``): whole UTC days, end
+    exclusive, because tables are partitioned by date and a rerun replaces whole days.
+
+    Args:
+        start: ``--start`` as given, or None.
+        end: ``--end`` as given, or None.
+
+    Returns:
+        ``(start, end)``, or None when neither is given (every day).
+
+    Raises:
+        UsageError: only one of the two is given, one is not a UTC midnight, or ``end`` is not
+            after ``start`` (the CLI exits 2 with the subcommand's usage).
+    """
+    if start is None and end is None:
+        return None
+    if start is None or end is None:
+        raise UsageError("--start and --end go together: give both, or neither (every day)")
+    for flag, value in (("--start", start), ("--end", end)):
+        if value.timetz() != time(0, tzinfo=UTC):
+            raise UsageError(
+                f"{flag} {_shown(value)} is not a UTC midnight: the window is whole UTC days "
+                f"(e.g. {flag} {value:%Y-%m-%d})"
+            )
+    if end <= start:
+        raise UsageError(f"--end {_shown(end)} must be after --start {_shown(start)}")
+    return start, end
+
+
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type=`` for whole numbers ``>= minimum``.
+
+    Returns:
+        The callable; it raises ``argparse.ArgumentTypeError`` for other values.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a number >= {minimum}, got {text}")
+        return value
+
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """A number ``> 0`` (``1``, ``0.5``).
+
+    Raises:
+        argparse.ArgumentTypeError: not a number, or not above 0.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
+    return value

@@ -16,6 +16,8 @@ import sys
 import uuid
 from typing import Any
 
+from jobs.cli.arguments import day_window, instant, lake_location
+
 log = logging.getLogger(__name__)
 
 FORMATS = {"jsonl": "json", "parquet": "parquet"}
@@ -26,12 +28,18 @@ def register(commands: Any) -> None:
     export = commands.add_parser(
         "export-ocsf",
         help="export authentication and API activity as OCSF 1.8.0 events",
+        description="Write the authentication events (OCSF class 3002) and authorization "
+        "decisions (API Activity, class 6003) of a lake as OCSF 1.8.0 events, one file per "
+        "class (authentication.jsonl, api_activity.jsonl, or .parquet), for security lakes "
+        "and SIEMs. The same lake and window give the same files.",
     )
-    export.add_argument("--lake", required=True, help="root folder of the Delta tables")
+    export.add_argument(
+        "--lake", required=True, type=lake_location, help="root folder of the Delta tables"
+    )
     export.add_argument("--out", required=True, help="folder for the event files (local)")
     export.add_argument("--format", choices=tuple(FORMATS), default="jsonl", help="default: jsonl")
-    export.add_argument("--start", help="first UTC day (2026-11-20)")
-    export.add_argument("--end", help="day after the last, exclusive (2026-11-21)")
+    export.add_argument("--start", type=instant, help="first UTC day (2026-11-20)")
+    export.add_argument("--end", type=instant, help="day after the last, exclusive (2026-11-21)")
     export.add_argument("--master", default="local[*]", help="Spark master")
 
 
@@ -39,16 +47,18 @@ def execute(args: argparse.Namespace) -> int:
     """Run ``export-ocsf``; prints one line per file written. Returns the exit code (0).
 
     Raises:
-        ConfigError: bad window; InputError: missing lake or table, or --out is a file.
+        UsageError: a bad --start / --end pair, or --out is a file.
+        InputError: missing lake or table.
     """
-    from jobs.errors import InputError  # noqa: PLC0415
-    from jobs.report import check_lake, parse_window  # noqa: PLC0415
+    from jobs.errors import UsageError  # noqa: PLC0415
+    from jobs.report import Window, check_lake  # noqa: PLC0415
     from schemas import auth_events, authz_decisions  # noqa: PLC0415
 
-    window = parse_window(args.start, args.end)
-    check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
+    days = day_window(args.start, args.end)
+    window = Window(days[0].date(), days[1].date()) if days else Window()
     if os.path.exists(args.out) and not os.path.isdir(args.out):
-        raise InputError(f"--out {args.out!r} is a file: give a folder")
+        raise UsageError(f"--out {args.out} is a file: give a folder")
+    check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
     from jobs.session import build_session  # noqa: PLC0415
 
     spark = build_session("kafka-security-audit-export-ocsf", args.master)

@@ -7,30 +7,45 @@ import argparse
 import sys
 from typing import Any
 
-from jobs.config import SourceSpec, check_time_zone
+from jobs.cli.arguments import lake_location, time_zone
+from jobs.config import SourceSpec
 from jobs.fingerprint_keys import ephemeral_key, fingerprint_key
 from jobs.inputs import discover_sources
 
 
 def register(commands: Any) -> None:
     """Add the ``parse`` subparser to ``commands`` (an argparse subparsers action)."""
-    parse = commands.add_parser("parse", help="print each input record's parse as JSON lines")
-    parse.add_argument("paths", nargs="+", metavar="PATH")
-    parse.add_argument("--time-zone", default="UTC", help="zone of the log4j timestamps")
+    parse = commands.add_parser(
+        "parse",
+        help="print each input record's parse as JSON lines",
+        description="Print what every record of the input logs parses into, one JSON object "
+        "per line (source, line, family, and the silver table's row, the quarantine reason or "
+        "out_of_scope): the debugging aid for parsers.",
+    )
+    parse.add_argument("paths", nargs="+", metavar="PATH", help="log files, folders or globs")
+    parse.add_argument(
+        "--time-zone",
+        type=time_zone,
+        default="UTC",
+        help="zone of the log4j timestamps (default UTC)",
+    )
     parse.add_argument("--master", default="local[*]", help="Spark master")
-    parse.add_argument("--lake", help="use this lake's fingerprint key (default: a throwaway key)")
+    parse.add_argument(
+        "--lake",
+        type=lake_location,
+        help="use this lake's fingerprint key (default: a throwaway key)",
+    )
 
 
 def execute(args: argparse.Namespace) -> int:
     """Print every input record's parse on stdout; returns 0.
 
     Raises:
-        ConfigError / InputError: a bad time zone or input, before Spark starts.
+        InputError: a missing or unreadable input, before Spark starts.
     """
     from jobs.parsed_records import print_parsed  # noqa: PLC0415  (keeps --help fast)
     from jobs.session import build_session  # noqa: PLC0415
 
-    check_time_zone(args.time_zone, "--time-zone")
     sources = [SourceSpec(path=p, time_zone=args.time_zone) for p in args.paths]
     discover_sources(sources)  # fail on bad inputs before starting Spark
     key = fingerprint_key(args.lake) if args.lake else ephemeral_key()

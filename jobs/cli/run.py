@@ -3,19 +3,39 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from jobs.config import SourceSpec, build_config, check_time_zone, load_config_file, parse_instant
-from jobs.inputs import discover_sources
+from jobs.cli.arguments import day_window, instant, lake_location, time_zone
+from jobs.config import SourceSpec, build_config, load_config_file
+from jobs.errors import EXIT_OK, UsageError
+from jobs.inputs import discover_sources, require_kafka_logs
 
-#: Exit code of a run whose line accounting does not balance.
-EXIT_UNBALANCED = 3
+#: ``--fail-on`` thresholds, lowest first (``schemas.findings.SEVERITIES`` without ``info``;
+#: not imported from there, to keep ``--help`` free of pyspark).
+FAIL_ON = ("low", "medium", "high")
+
+DESCRIPTION = """\
+Run the pipeline over the input logs for a window of whole UTC days and write every Delta
+table (bronze, silver, gold) into the lake; print a summary: a headline (findings by
+severity, lines and records, verdict), the tables written, the accounting totals and the
+files worth a look (--json: everything, the per-file accounting included).
+
+Exit codes: 0 done; 1 a configuration, input or engine error, or no Kafka record read;
+2 an argument mistake; 3 the line accounting does not balance; 4 findings at or above
+--fail-on (after every table is written; 3 wins over 4)."""
 
 
 def register(commands: Any) -> None:
     """Add the ``run`` subparser to ``commands`` (an argparse subparsers action)."""
-    run = commands.add_parser("run", help="run the pipeline and write the Delta tables")
+    run = commands.add_parser(
+        "run",
+        help="run the pipeline and write the Delta tables",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     run.add_argument(
         "--input",
         nargs="+",
@@ -25,18 +45,25 @@ def register(commands: Any) -> None:
         metavar="PATH",
         help="log files, folders (of node folders) or globs; may be repeated",
     )
-    run.add_argument("--lake", help="root folder of the Delta tables")
-    run.add_argument("--start", help="window start, UTC midnight (2026-11-20)")
-    run.add_argument("--end", help="window end, exclusive, UTC midnight (2026-11-21)")
+    run.add_argument("--lake", type=lake_location, help="root folder of the Delta tables")
+    run.add_argument("--start", type=instant, help="window start, UTC midnight (2026-11-20)")
+    run.add_argument("--end", type=instant, help="window end, exclusive, UTC midnight (2026-11-21)")
     run.add_argument("--conf", type=Path, help="TOML config file (see conf/default.toml)")
     run.add_argument(
         "--engine", choices=["auto", "native", "embedded"], help="Delta engine (default: auto)"
     )
-    run.add_argument("--time-zone", help="zone of the log4j timestamps of --input files")
+    run.add_argument(
+        "--time-zone", type=time_zone, help="zone of the log4j timestamps of --input files"
+    )
     run.add_argument(
         "--run-id", help="run id, recorded in every row and commit (default: a new one)"
     )
     run.add_argument("--master", help="Spark master when running outside spark-submit")
+    run.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="exit 4 when the run found findings of this severity or above (after writing)",
+    )
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument(
         "--progress",
@@ -46,36 +73,64 @@ def register(commands: Any) -> None:
     )
 
 
-def execute(args: argparse.Namespace) -> int:
-    """Run the pipeline; print its summary (``--json``: as JSON).
-
-    Returns 0, or ``EXIT_UNBALANCED`` when the line accounting does not balance. Under
-    spark-submit (``args.under_spark_submit``) the master is spark-submit's unless ``--master``.
+def _check_arguments(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The window of the command line; without ``--conf``, ``--input`` and ``--lake`` are
+    required.
 
     Raises:
-        ConfigError / InputError: a bad configuration or input, before Spark starts.
+        UsageError: a missing argument, or a bad ``--start`` / ``--end`` pair.
+    """
+    if args.conf is None:
+        missing = [f for f, v in (("--input", args.input), ("--lake", args.lake)) if not v]
+        if missing:
+            raise UsageError(
+                f"give {' and '.join(missing)} (or --conf FILE with [[sources]] and run.lake)"
+            )
+    window = day_window(args.start, args.end)
+    return window if window is not None else (None, None)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the pipeline; print its summary (``--json``: as JSON) on stdout.
+
+    Under spark-submit (``args.under_spark_submit``) the master is spark-submit's unless
+    ``--master``.
+
+    Returns:
+        ``RunSummary.exit_code``: 0; 1 when no Kafka record was read (a ``warning:`` line);
+        3 when the line accounting does not balance; 4 when findings are at or above
+        ``--fail-on``. With ``--json`` a non-zero code's reason is also one line on stderr.
+
+    Raises:
+        UsageError: a missing argument or a bad window, before Spark starts.
+        ConfigError / InputError: a bad configuration or input (an input with no Kafka log
+            among its files included), before Spark starts.
     """
     from jobs.pipeline import run  # noqa: PLC0415  (keeps --help and errors fast)
     from jobs.session import build_session  # noqa: PLC0415
 
+    start, end = _check_arguments(args)
     file_kwargs = load_config_file(args.conf) if args.conf else {}
     zone = args.time_zone or file_kwargs.get("default_time_zone", "UTC")
-    check_time_zone(zone, "--time-zone")
     config = build_config(
         file_kwargs,
         sources=[SourceSpec(path=p, time_zone=zone) for p in args.input] or None,
         lake=args.lake,
-        start=parse_instant(args.start, "--start") if args.start else None,
-        end=parse_instant(args.end, "--end") if args.end else None,
+        start=start,
+        end=end,
         engine=args.engine,
         run_id=args.run_id,
         master=args.master,
     )
-    config.window_dates()  # both or neither of --start / --end
+    config.window_dates()  # both or neither of the file's run.start / run.end
     sources = discover_sources(config.sources)  # fail on bad inputs before starting Spark
+    require_kafka_logs(sources)
     master = args.master if getattr(args, "under_spark_submit", False) else config.master
     spark = build_session("kafka-security-audit", master, config.spark_conf)
     java = f"Java {spark.sparkContext._jvm.System.getProperty('java.version')}"  # type: ignore[union-attr]
     summary = run(spark, config, java=java, sources=sources, progress=args.progress)
+    summary = replace(summary, fail_on=args.fail_on)
     print(summary.to_json() if args.json else summary.render())
-    return 0 if summary.balanced else EXIT_UNBALANCED
+    if args.json and summary.exit_code != EXIT_OK:
+        print(f"kafka-audit: {summary.verdict()}", file=sys.stderr)
+    return summary.exit_code

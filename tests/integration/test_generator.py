@@ -183,7 +183,7 @@ def test_cli_generate_and_bad_options(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0
     assert "generated" in capsys.readouterr().out
     assert (out / "broker-1" / "kafka-request.log").exists()
-    assert main(["generate", "--out", str(tmp_path / "x"), "--hours", "0"]) == 1
+    assert main(["generate", "--out", str(tmp_path / "x"), "--hours", "0"]) == 2
     assert "--hours" in capsys.readouterr().err
 
 

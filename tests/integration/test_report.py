@@ -20,8 +20,6 @@ from jobs.cli.main import main
 from jobs.progress import Progress
 from schemas import findings, reauth_readiness, security_metrics
 
-_RULE = "-------------------  ------------------------------------  --------  ----------  ---------------------  --------  -----------  --------"
-
 
 def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     assert main(["report", *argv]) == 0
@@ -30,34 +28,49 @@ def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 def test_samples_lake_table(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Daily security_metrics of the samples (auth failures of brokers 0 and 1, the denials of
-    User:skyDriveProducer, the failed ENVELOPEs); the samples give no readiness or finding."""
-    out = _report(capsys, "--lake", str(samples_lake))
-    assert (
-        out
-        == f"""kafka-audit report: lake {samples_lake}, all days
+    User:skyDriveProducer, the failed ENVELOPEs), one table per metric with its unit; the
+    samples give no readiness or finding."""
+    out = _report(capsys, "--lake", str(samples_lake), "--section", "all", "--width", "100")
+    assert out == SAMPLES_TABLE.format(lake=samples_lake)
+
+
+SAMPLES_TABLE = """\
+no findings
+lake: {lake}
+window: all days
+
+Findings
+(none)
+
+Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
+(none)
 
 Security metrics (Kafka JMX names; value per window, events behind it)
 
-window start         metric                                broker    listener    principal              api             value    events
-{_RULE}
-2020-06-03 00:00:00  authorization-denied-rate-per-minute  samples               User:skyDriveProducer             0.00277778         4
-2020-09-22 00:00:00  failed-authentication-rate            1                                                      1.15741e-05         1
-2020-09-22 00:00:00  failed-authentication-total           1                                                                1         1
-2022-11-23 00:00:00  failed-authentication-rate            0         TLS-9093                                     1.15741e-05         1
-2022-11-23 00:00:00  failed-authentication-total           0         TLS-9093                                               1         1
-2023-01-19 00:00:00  failed-authentication-rate            1                                                      5.78704e-05         5
-2023-01-19 00:00:00  failed-authentication-total           1                                                                5         5
-2023-02-03 00:00:00  forwarding-failures-total             samples   EXTERNAL    User:ANONYMOUS         ENVELOPE            2         2
+authorization-denied-rate-per-minute
+window start  broker   principal                    value  events
+------------- -------- ---------------------- ------------ ------
+2020-06-03    samples  User:skyDriveProducer  0.00278/min       4
 
-Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
+failed-authentication-rate
+window start  broker  listener       value  events
+------------- ------- --------- ----------- ------
+2020-09-22    1                 1.16e-05/s       1
+2022-11-23    0       TLS-9093  1.16e-05/s       1
+2023-01-19    1                 5.79e-05/s       5
 
-(none)
+failed-authentication-total
+window start  broker  listener  value  events
+------------- ------- --------- ------ ------
+2020-09-22    1                     1       1
+2022-11-23    0       TLS-9093      1       1
+2023-01-19    1                     5       5
 
-Findings
-
-(none)
+forwarding-failures-total
+window start  broker   listener  principal       api       value  events
+------------- -------- --------- --------------- --------- ------ ------
+2023-02-03    samples  EXTERNAL  User:ANONYMOUS  ENVELOPE      2       2
 """
-    )
 
 
 def test_samples_lake_json_window(samples_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,7 +81,7 @@ def test_samples_lake_json_window(samples_lake: Path, capsys: pytest.CaptureFixt
         "--format",
         "json",
         "--start",
-        "2022-11-23",
+        "2022-11-23T00:00:00Z",
         "--end",
         "2022-11-24",
     )
@@ -109,13 +122,28 @@ def test_empty_window_markdown(samples_lake: Path, capsys: pytest.CaptureFixture
         "--end",
         "2030-01-02",
     )
-    none = "\n\n_none_\n\n"
-    assert out == (
-        f"# kafka-audit report\n\nlake `{samples_lake}`, 2030-01-01 .. 2030-01-02 (UTC, end exclusive)\n\n"
-        f"## Security metrics (Kafka JMX names; value per window, events behind it){none}"
-        f"## Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...{none}"
-        "## Findings\n\n_none_\n"
-    )
+    assert out == EMPTY_MARKDOWN.format(lake=str(samples_lake).replace("_", "\\_"))
+
+
+EMPTY_MARKDOWN = """\
+# kafka-audit report
+
+**no findings**
+
+lake: {lake}, window: 2030-01-01 .. 2030-01-02 (UTC, end exclusive)
+
+## Findings
+
+_none_
+
+## Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
+
+_none_
+
+## Security metrics (Kafka JMX names; value per window, events behind it)
+
+no metric values
+"""
 
 
 def _ts(hour: int, minute: int = 0) -> datetime:
@@ -148,18 +176,28 @@ def _readiness(
             "first_kill_ts": first, "run_id": "r", "activity_date": date(2026, 11, day)}  # fmt: skip
 
 
+def _metric(name: str, value: float, events: int, **slices: str) -> dict[str, Any]:
+    """A daily security_metrics row of broker 1 on 2026-11-20."""
+    row = {"metric_name": name, "window": "1d", "window_start_ts": datetime(2026, 11, 20, tzinfo=UTC),
+           "window_end_ts": datetime(2026, 11, 21, tzinfo=UTC), "broker_id": "1", "listener": None,
+           "mechanism": None, "principal": None, "api_key_name": None, "value": value,
+           "event_count": events, "run_id": "r", "window_date": date(2026, 11, 20)}  # fmt: skip
+    return {**row, **slices}
+
+
 @pytest.fixture
 def audit_lake(tmp_path: Path) -> Path:
-    """A lake with findings and readiness rows over three days (the samples have none)."""
-    evidence = [{"source_path": "/logs/b1/server.log", "line_number": 17},
-                {"source_path": "/logs/b1/server.log", "line_number": 40}]  # fmt: skip
+    """A lake with findings, readiness rows and metrics over three days, written with deltalake
+    (no pipeline run; the samples have no finding)."""
+    evidence = [{"source_path": "/logs/broker-1/server.log", "line_number": 17},
+                {"source_path": "/logs/broker-1/server.log", "line_number": 40}]  # fmt: skip
     tables = {
         findings: [
             _finding("f1", "reauth.no_reauth_client_on_expiring_listener", "KIP-368 medium", "principal: User:alice", 20,
                      node_id="1", first_seen_ts=_ts(9), last_seen_ts=_ts(10, 30), count=3, evidence=evidence,
                      explanation="User:alice uses librdkafka/1.0.0, which cannot re-authenticate, on a listener with connections.max.reauth.ms set: the broker will close its connections at expiry."),
             _finding("f2", "tokens.renewed_past_max", "KIP-48 high", "token: hmac:ab12", 20, discriminator="tok-1",
-                     evidence=[{"source_path": "/logs/b2/kafka-request.log", "line_number": 5}],
+                     evidence=[{"source_path": "/logs/broker-2/kafka-request.log", "line_number": 5}],
                      explanation="Token renewed past its max lifetime."),
             _finding("f3", "tokens.renewed_past_max", "KIP-48 high", "token: hmac:cd34", 22, explanation="Outside."),
         ],
@@ -168,7 +206,12 @@ def audit_lake(tmp_path: Path) -> Path:
             _readiness(3_600_000, 21, (5, 1, 0), (["User:bob"], ["unknown/unknown"]), _ts(9, 15)),
             _readiness(900_000, 20, (15, 5, 1), (["User:bob", "User:alice"], ["librdkafka/1.0.0"]), _ts(9, 20)),
         ],
-        security_metrics: [],
+        security_metrics: [
+            _metric("failed-authentication-total", 3.0, 3, listener="SASL_SSL", mechanism="SCRAM-SHA-512"),
+            _metric("failed-authentication-rate", 3 / 86400, 3, listener="SASL_SSL", mechanism="SCRAM-SHA-512"),
+            _metric("authorization-denied-rate-per-minute", 240 / 1440, 240, principal="User:scanner"),
+            _metric("reauthentication-latency-max", 1250.0, 7, listener="SASL_SSL", mechanism="OAUTHBEARER"),
+        ],
     }  # fmt: skip
     lake = tmp_path / "lake"
     for module, rows in tables.items():
@@ -178,51 +221,99 @@ def audit_lake(tmp_path: Path) -> Path:
     return lake
 
 
-def test_readiness_and_findings_table(audit_lake: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Readiness summed per candidate over the window's days (20 and 21), findings most severe
-    first; the finding of the 22nd is outside the window."""
-    out = _report(
-        capsys,
-        "--lake",
-        str(audit_lake),
-        "--start",
-        "2026-11-20",
-        "--end",
-        "2026-11-22",
-        "--section",
-        "readiness",
-    )
-    assert (
-        out
-        == f"""kafka-audit report: lake {audit_lake}, 2026-11-20 .. 2026-11-22 (UTC, end exclusive)
+def test_report_at_80_columns(
+    audit_lake: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default at 80 columns: the headline, findings most severe first (evidence relative
+    to the folder the logs share), readiness summed over the window's days, the metrics as one
+    line; the finding of the 22nd is outside the window."""
+    monkeypatch.chdir(audit_lake.parent)  # a lake path of known length
+    out = _report(capsys, "--lake", "lake", "--start", "2026-11-20", "--end", "2026-11-22",
+                  "--width", "80")  # fmt: skip
+    assert out == AUDIT_TABLE_80
+
+
+AUDIT_TABLE_80 = """\
+2 findings: 1 high, 1 medium
+lake: lake
+window: 2026-11-20 .. 2026-11-22 (UTC, end exclusive)
+
+Findings (evidence under /logs/)
+
+severity  events  finding
+--------- ------- --------------------------------------------------------------
+high           1  tokens.renewed_past_max (KIP-48)
+                  token: hmac:ab12 (tok-1)
+                  seen 2026-11-20 08:00:00 in broker-2/kafka-request.log:5
+                  Token renewed past its max lifetime.
+
+medium         3  reauth.no_reauth_client_on_expiring_listener (KIP-368)
+                  principal: User:alice, node 1
+                  seen 2026-11-20 09:00:00 .. 10:30:00 in broker-1/server.log:17
+                  (+1)
+                  User:alice uses librdkafka/1.0.0, which cannot
+                  re-authenticate, on a listener with connections.max.reauth.ms
+                  set: the broker will close its connections at expiry.
 
 Re-authentication readiness (KIP-368): if connections.max.reauth.ms were ...
 
-candidate      sessions    killed    unknown client  first kill           principals killed
------------  ----------  --------  ----------------  -------------------  --------------------
-15 min               15         5                 1  2026-11-20 09:20:00  User:alice, User:bob
-1 h                  15         3                 1  2026-11-20 09:15:00  User:alice, User:bob
+candidate  sessions  killed  unknown client  first kill        principals killed
+---------- --------- ------- --------------- ----------------- -----------------
+15 min           15       5               1  2026-11-20        User:alice,
+                                             09:20:00          User:bob
+1 h              15       3               1  2026-11-20        User:alice,
+                                             09:15:00          User:bob
+
+Security metrics (Kafka JMX names; value per window, events behind it)
+4 metric values: add --section metrics (or all) to list them
 """
-    )
-    out = _report(
-        capsys,
-        "--lake",
-        str(audit_lake),
-        "--start",
-        "2026-11-20",
-        "--end",
-        "2026-11-22",
-        "--section",
-        "findings",
-    )
-    assert out.splitlines()[4:] == [
-        "severity    rule                                          kip      subject                node      count  first seen           last seen            evidence             explanation",
-        "----------  --------------------------------------------  -------  ---------------------  ------  -------  -------------------  -------------------  -------------------  ----------------------------------------------------------",
-        "high        tokens.renewed_past_max                       KIP-48   token: hmac:ab12                     1  2026-11-20 08:00:00  2026-11-20 08:00:00  kafka-request.log:5  Token renewed past its max lifetime.",
-        "medium      reauth.no_reauth_client_on_expiring_listener  KIP-368  principal: User:alice  1             3  2026-11-20 09:00:00  2026-11-20 10:30:00  server.log:17 (+1)   User:alice uses librdkafka/1.0.0, which cannot re-",
-        "                                                                                                                                                                          authenticate, on a listener with connections.max.reauth.ms",
-        "                                                                                                                                                                          set: the broker will close its connections at expiry.",
-    ]
+
+
+@pytest.mark.parametrize("width", ["80", "100"])
+def test_every_section_fits_the_width(
+    audit_lake: Path, width: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Findings, readiness and metrics (each metric its table, with its unit) on a lake with
+    all three: no line wider than asked."""
+    out = _report(capsys, "--lake", str(audit_lake), "--section", "all", "--width", width)
+    assert max(map(len, out.splitlines())) <= int(width)
+    assert out.split("Security metrics")[1] == AUDIT_METRICS
+
+
+AUDIT_METRICS = """\
+ (Kafka JMX names; value per window, events behind it)
+
+authorization-denied-rate-per-minute
+window start  broker  principal         value  events
+------------- ------- ------------- ---------- ------
+2026-11-20    1       User:scanner  0.167/min     240
+
+failed-authentication-rate
+window start  broker  listener  mechanism           value  events
+------------- ------- --------- -------------- ----------- ------
+2026-11-20    1       SASL_SSL  SCRAM-SHA-512  3.47e-05/s       3
+
+failed-authentication-total
+window start  broker  listener  mechanism      value  events
+------------- ------- --------- -------------- ------ ------
+2026-11-20    1       SASL_SSL  SCRAM-SHA-512      3       3
+
+reauthentication-latency-max
+window start  broker  listener  mechanism      value  events
+------------- ------- --------- ------------ -------- ------
+2026-11-20    1       SASL_SSL  OAUTHBEARER  1250 ms       7
+"""
+
+
+def test_width_from_columns_when_not_a_terminal(
+    audit_lake: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    narrow = _report(capsys, "--lake", str(audit_lake), "--section", "findings")
+    assert max(map(len, narrow.splitlines())) == 60
+    monkeypatch.delenv("COLUMNS")
+    default = _report(capsys, "--lake", str(audit_lake), "--section", "findings")
+    assert max(map(len, default.splitlines())) == 100  # the explanations fill the width
 
 
 def test_findings_csv_has_every_position(
@@ -231,38 +322,48 @@ def test_findings_csv_has_every_position(
     out = _report(capsys, "--lake", str(audit_lake), "--section", "findings", "--format", "csv")
     assert out.splitlines() == [
         "severity,rule,kip,subject,discriminator,node,count,first_seen,last_seen,evidence,explanation,finding_id",
-        "high,tokens.renewed_past_max,KIP-48,token: hmac:ab12,tok-1,,1,2026-11-20T08:00:00Z,2026-11-20T08:00:00Z,/logs/b2/kafka-request.log:5,Token renewed past its max lifetime.,f2",
+        "high,tokens.renewed_past_max,KIP-48,token: hmac:ab12,tok-1,,1,2026-11-20T08:00:00Z,2026-11-20T08:00:00Z,/logs/broker-2/kafka-request.log:5,Token renewed past its max lifetime.,f2",
         "high,tokens.renewed_past_max,KIP-48,token: hmac:cd34,,,1,2026-11-20T08:00:00Z,2026-11-20T08:00:00Z,,Outside.,f3",
-        'medium,reauth.no_reauth_client_on_expiring_listener,KIP-368,principal: User:alice,,1,3,2026-11-20T09:00:00Z,2026-11-20T10:30:00Z,/logs/b1/server.log:17; /logs/b1/server.log:40,"User:alice uses librdkafka/1.0.0, which cannot re-authenticate, on a listener with connections.max.reauth.ms set: the broker will close its connections at expiry.",f1',
+        'medium,reauth.no_reauth_client_on_expiring_listener,KIP-368,principal: User:alice,,1,3,2026-11-20T09:00:00Z,2026-11-20T10:30:00Z,/logs/broker-1/server.log:17; /logs/broker-1/server.log:40,"User:alice uses librdkafka/1.0.0, which cannot re-authenticate, on a listener with connections.max.reauth.ms set: the broker will close its connections at expiry.",f1',
     ]
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (
-            ["--start", "2026-11-20"],
-            "kafka-audit: configuration error: window: give both --start and --end, or neither",
-        ),
-        (
-            ["--start", "2026-11-21", "--end", "2026-11-20"],
-            "kafka-audit: configuration error: window: --end 2026-11-20 must be after --start 2026-11-21",
-        ),
-        (
-            ["--start", "yesterday", "--end", "2026-11-20"],
-            "kafka-audit: configuration error: --start: 'yesterday' is not a date (e.g. 2026-11-20)",
-        ),
-        (
-            ["--format", "csv"],
-            "kafka-audit: configuration error: --format csv prints one table: add --section metrics|readiness|findings",
-        ),
+        (["--start", "2026-11-20"],
+         "kafka-audit report: error: --start and --end go together: give both, or neither (every day)"),
+        (["--start", "2026-11-21", "--end", "2026-11-20"],
+         "kafka-audit report: error: --end 2026-11-20 must be after --start 2026-11-21"),
+        (["--start", "2026-11-20T06:00:00Z", "--end", "2026-11-21"],
+         "kafka-audit report: error: --start 2026-11-20T06:00:00+00:00 is not a UTC midnight: the window is whole UTC days (e.g. --start 2026-11-20)"),
+        (["--start", "yesterday", "--end", "2026-11-20"],
+         "kafka-audit report: error: argument --start: 'yesterday' is not a date or ISO-8601 timestamp (e.g. 2026-11-20)"),
+        (["--format", "csv"],
+         "kafka-audit report: error: --format csv prints one table: add --section metrics|readiness|findings"),
     ],
-)
+)  # fmt: skip
 def test_argument_errors(
     audit_lake: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["report", "--lake", str(audit_lake), *argv]) == 1
-    assert capsys.readouterr().err == message + "\n"
+    """Exit 2: the usage and one line (README: exit codes)."""
+    assert main(["report", "--lake", str(audit_lake), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: kafka-audit report [-h] --lake LAKE")
+    assert err.splitlines()[-1] == message
+
+
+def test_object_store_lake_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """No traceback: the usage and one line saying what works instead."""
+    assert main(["report", "--lake", "s3://bucket/lake"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "kafka-audit report: error: argument --lake: s3:// lakes are not supported (object-store "
+        "URIs need Spark's Hadoop connector jars, which this install does not bundle); use a local "
+        "path, a file:// URI, or the object store mounted as a folder (mountpoint-s3, gcsfuse, "
+        "blobfuse2)"
+    )
 
 
 def test_missing_lake_and_table(
