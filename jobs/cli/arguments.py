@@ -119,3 +119,12 @@ def positive_number(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text}")
     return value
+
+
+def spark_master(args: argparse.Namespace) -> str | None:
+    """The master a subcommand's session uses: ``--master`` if given; else None under
+    spark-submit (keep spark-submit's master), else ``local[*]``."""
+    master: str | None = getattr(args, "master", None)
+    if master:
+        return master
+    return None if getattr(args, "under_spark_submit", False) else "local[*]"

@@ -16,7 +16,7 @@ import sys
 import uuid
 from typing import Any
 
-from jobs.cli.arguments import day_window, instant, lake_location
+from jobs.cli.arguments import day_window, instant, lake_location, spark_master
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,10 @@ def register(commands: Any) -> None:
     export.add_argument("--format", choices=tuple(FORMATS), default="jsonl", help="default: jsonl")
     export.add_argument("--start", type=instant, help="first UTC day (2026-11-20)")
     export.add_argument("--end", type=instant, help="day after the last, exclusive (2026-11-21)")
-    export.add_argument("--master", default="local[*]", help="Spark master")
+    export.add_argument(
+        "--master",
+        help="Spark master (default: local[*]; under spark-submit, spark-submit's own master)",
+    )
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -61,7 +64,7 @@ def execute(args: argparse.Namespace) -> int:
     check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
     from jobs.session import build_session  # noqa: PLC0415
 
-    spark = build_session("kafka-security-audit-export-ocsf", args.master)
+    spark = build_session("kafka-security-audit-export-ocsf", spark_master(args))
     for line in export(spark, args.lake, args.out, args.format, window):
         print(line, file=sys.stdout)
     return 0

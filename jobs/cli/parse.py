@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from jobs.cli.arguments import lake_location, time_zone
+from jobs.cli.arguments import lake_location, spark_master, time_zone
 from jobs.config import SourceSpec
 from jobs.fingerprint_keys import ephemeral_key, fingerprint_key
 from jobs.inputs import discover_sources
@@ -29,7 +29,10 @@ def register(commands: Any) -> None:
         default="UTC",
         help="zone of the log4j timestamps (default UTC)",
     )
-    parse.add_argument("--master", default="local[*]", help="Spark master")
+    parse.add_argument(
+        "--master",
+        help="Spark master (default: local[*]; under spark-submit, spark-submit's own master)",
+    )
     parse.add_argument(
         "--lake",
         type=lake_location,
@@ -49,6 +52,6 @@ def execute(args: argparse.Namespace) -> int:
     sources = [SourceSpec(path=p, time_zone=args.time_zone) for p in args.paths]
     discover_sources(sources)  # fail on bad inputs before starting Spark
     key = fingerprint_key(args.lake) if args.lake else ephemeral_key()
-    spark = build_session("kafka-security-audit-parse", args.master)
+    spark = build_session("kafka-security-audit-parse", spark_master(args))
     print_parsed(spark, sources, key, sys.stdout)
     return 0

@@ -254,3 +254,16 @@ def test_export_to_a_file_is_an_argument_mistake(
     out.write_text("")
     argv = ["export-ocsf", "--lake", str(tmp_path / "lake"), "--out", str(out)]
     assert _usage_error(argv, capsys) == f"--out {out} is a file: give a folder"
+
+
+def test_spark_master_keeps_spark_submits_unless_given() -> None:
+    from argparse import Namespace  # noqa: PLC0415
+
+    from jobs.cli.arguments import spark_master  # noqa: PLC0415
+
+    assert spark_master(Namespace(master=None, under_spark_submit=True)) is None
+    assert spark_master(Namespace(master=None, under_spark_submit=False)) == "local[*]"
+    assert spark_master(Namespace(master="spark://h:7077", under_spark_submit=True)) == (
+        "spark://h:7077"
+    )
+    assert spark_master(Namespace()) == "local[*]"
