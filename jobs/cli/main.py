@@ -3,7 +3,8 @@
 Each command is a module of ``jobs.cli`` with ``register(commands)`` (adds its subparser) and
 ``execute(args) -> int`` (runs it, returns the exit code): ``run`` runs the pipeline for a window
 and writes the Delta tables; ``parse`` prints what each input record parses into, as JSON lines
-(the debugging aid for parsers); ``report``, ``export-ocsf`` and ``generate``.
+(the debugging aid for parsers); ``report``, ``export-ocsf``, ``export-metrics`` and
+``generate``.
 
 Exit codes (``jobs.errors``, docs/running.md): argument mistakes exit 2 with the usage and one
 line (argparse's, or a ``UsageError`` a command raises); configuration, input and engine errors
@@ -36,6 +37,7 @@ COMMAND_MODULES = {
     "generate": "jobs.cli.generate",
     "report": "jobs.cli.report",
     "export-ocsf": "jobs.cli.export_ocsf",
+    "export-metrics": "jobs.cli.export_metrics",
 }
 
 EXIT_CODES = """\
@@ -113,7 +115,8 @@ def _configure_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
-    for noisy in ("py4j", "pyspark"):
+    # httpx logs every request at INFO (run --notify; the notifier redacts the URL there too).
+    for noisy in ("py4j", "pyspark", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
