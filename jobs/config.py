@@ -24,9 +24,18 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, JsonSchemaValue, NoDefault
 from pydantic_core import CoreSchema, ErrorDetails, core_schema
 
@@ -37,6 +46,10 @@ from transforms.bronze.log4j_pattern import LayoutPatternError, compile_pattern
 
 ENGINES = ("auto", "native", "embedded")
 Engine = Literal["auto", "native", "embedded"]
+#: ``schemas.findings.SEVERITIES``, most severe first (not imported from there, to keep the
+#: config free of pyspark; tests/unit/test_notify.py checks the two agree).
+SEVERITY_NAMES = ("high", "medium", "low", "info")
+Severity = Literal["high", "medium", "low", "info"]
 
 RulesT = TypeVar("RulesT")
 
@@ -44,6 +57,10 @@ RulesT = TypeVar("RulesT")
 OBJECT_STORE_SCHEMES = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "r2")
 
 _AN_INSTANT = "a date or ISO-8601 timestamp (e.g. 2026-11-20)"
+_A_WEBHOOK = (
+    "expected an http:// or https:// URL with a host (the value is not shown: webhook URLs "
+    "carry tokens)"
+)
 
 
 def _zone(zone: str) -> str:
@@ -88,6 +105,34 @@ def check_lake_location(location: str, where: str) -> str:
     """
     try:
         return _lake(location)
+    except ValueError as error:
+        raise ConfigError(f"{where}: {error}") from error
+
+
+def _webhook(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host; else ValueError. The message never shows
+    the value: webhook URLs carry tokens (Slack's ``/services/T…/B…/<token>``)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError on a port that is not a number)
+    except ValueError:
+        raise ValueError(_A_WEBHOOK) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(_A_WEBHOOK)
+    if any(c.isspace() for c in url):
+        raise ValueError(_A_WEBHOOK)
+    return url
+
+
+def check_webhook_url(url: str, where: str) -> str:
+    """Return ``url`` if it is an ``http://`` or ``https://`` URL with a host.
+
+    Raises:
+        ConfigError: one line naming ``where`` and what is expected, without the URL (it
+            usually holds a token).
+    """
+    try:
+        return _webhook(url)
     except ValueError as error:
         raise ConfigError(f"{where}: {error}") from error
 
@@ -172,6 +217,58 @@ class SourceSpec:
 
 
 @dataclass(frozen=True)
+class NotifySpec:
+    """Where and what ``kafka-audit run`` notifies (``[notify]``, ``--notify URL``;
+    docs/notifications.md); validated on construction. No URL: no notification.
+
+    Attributes:
+        url: the webhook URL (http or https); it usually carries a token.
+        url_env: name of an environment variable holding the URL, instead of ``url``.
+        min_severity: notify findings of this severity or above (``high``, ``medium``, ``low``,
+            ``info``).
+        timeout_s: timeout of each POST attempt, seconds (> 0).
+        attempts: POST attempts per finding (>= 1): retries on connection errors, timeouts,
+            HTTP 429 and 5xx, with exponential backoff.
+    """
+
+    url: str | None = None
+    url_env: str | None = None
+    min_severity: str = "high"
+    timeout_s: float = 10.0
+    attempts: int = 3
+
+    def __post_init__(self) -> None:
+        if self.url is not None and self.url_env is not None:
+            raise ConfigError("notify: give url or url_env, not both")
+        if self.url is not None:
+            check_webhook_url(self.url, "notify.url")
+        if self.min_severity not in SEVERITY_NAMES:
+            raise ConfigError(
+                f"notify.min_severity: {self.min_severity!r} is not one of "
+                + ", ".join(SEVERITY_NAMES)
+            )
+        if isinstance(self.timeout_s, bool) or not 0 < self.timeout_s < float("inf"):
+            raise ConfigError(f"notify.timeout_s: expected a number > 0, got {self.timeout_s!r}")
+        if isinstance(self.attempts, bool) or self.attempts < 1:
+            raise ConfigError(f"notify.attempts: expected a number >= 1, got {self.attempts!r}")
+
+    def webhook_url(self) -> str | None:
+        """The URL to POST to: ``url``, else the value of the variable ``url_env`` (read now),
+        else None (notifications off).
+
+        Raises:
+            ConfigError: ``url_env`` names a variable that is unset, empty, or not an http(s)
+                URL (the value is never shown).
+        """
+        if self.url_env is None:
+            return self.url
+        value = os.environ.get(self.url_env, "").strip()
+        if not value:
+            raise ConfigError(f"notify.url_env: environment variable {self.url_env} is not set")
+        return check_webhook_url(value, f"notify.url_env: variable {self.url_env}")
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything one pipeline run needs; validated on construction.
 
@@ -191,6 +288,7 @@ class RunConfig:
         rules: thresholds and switches of the gold rules, one table per area
             (``[rules.reauth]``, ``[rules.tokens]``, ...): checked when a file is loaded, and
             read by ``area_rules``.
+        notify: the webhook of new findings (``[notify]``, ``--notify``); no URL = off.
     """
 
     sources: tuple[SourceSpec, ...]
@@ -206,6 +304,7 @@ class RunConfig:
     token_secret_env: str | None = None
     token_secret_file: str | None = None
     rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notify: NotifySpec = field(default_factory=NotifySpec)
 
     def __post_init__(self) -> None:
         if not self.sources:
@@ -320,6 +419,30 @@ class SparkTable(BaseModel):
     """Extra Spark settings; quote dotted keys ("spark.sql.shuffle.partitions" = "4")."""
 
 
+class NotifyTable(BaseModel):
+    """``[notify]``: POST each new finding at or above a severity to a webhook, once per
+    finding id (docs/notifications.md)."""
+
+    model_config = _TABLE
+    url: Annotated[NonEmpty, AfterValidator(_webhook)] | None = None
+    """Webhook URL (http:// or https://). It usually carries a token: prefer url_env."""
+    url_env: NonEmpty | None = None
+    """Environment variable holding the webhook URL (instead of url)."""
+    min_severity: Severity = "high"
+    """Notify findings of this severity or above."""
+    timeout_s: Annotated[float, Field(gt=0)] = 10.0
+    """Timeout of each POST attempt, in seconds."""
+    attempts: Annotated[int, Field(ge=1, le=10)] = 3
+    """POST attempts per finding; retried with exponential backoff on connection errors,
+    timeouts, HTTP 429 and 5xx, never on another 4xx."""
+
+    @model_validator(mode="after")
+    def _one_url(self) -> NotifyTable:
+        if self.url is not None and self.url_env is not None:
+            raise ValueError("give url or url_env, not both")
+        return self
+
+
 class ConfigFile(BaseModel):
     """A kafka-security-audit configuration file (conf/default.toml lists every key)."""
 
@@ -334,6 +457,8 @@ class ConfigFile(BaseModel):
     """The Spark session."""
     rules: RulesTables = Field(default_factory=RulesTables)
     """Thresholds of the audit rules, one table per area."""
+    notify: NotifyTable = Field(default_factory=NotifyTable)
+    """The webhook new findings are posted to."""
 
 
 def _shown(value: object) -> str:
@@ -405,6 +530,15 @@ _EXPECTED = {
 }
 
 
+#: pydantic's bound errors: the sign and the ``ctx`` key of the bound.
+_BOUNDS = {
+    "greater_than_equal": (">=", "ge"),
+    "greater_than": (">", "gt"),
+    "less_than_equal": ("<=", "le"),
+    "less_than": ("<", "lt"),
+}
+
+
 def _problem(detail: ErrorDetails, root: Any, prefix: tuple[str, ...]) -> str:
     """One pydantic error as ``<dotted key>: expected ..., got ...``."""
     loc = (*prefix, *detail["loc"])
@@ -417,9 +551,9 @@ def _problem(detail: ErrorDetails, root: Any, prefix: tuple[str, ...]) -> str:
         return f"{_dotted(loc)}: {ctx['error']}"
     if kind == "literal_error":
         expected = "one of " + ", ".join(re.findall(r"'([^']*)'", str(ctx["expected"])))
-    elif kind in ("greater_than_equal", "greater_than"):
-        sign, bound = (">=", ctx["ge"]) if kind == "greater_than_equal" else (">", ctx["gt"])
-        expected = f"a number {sign} {bound}"
+    elif kind in _BOUNDS:
+        sign, name = _BOUNDS[kind]
+        expected = f"a number {sign} {ctx[name]}"
     elif loc == ("sources",):
         expected = "an array of tables ([[sources]], not [sources])"
     else:
@@ -462,13 +596,14 @@ def load_config_file(path: Path) -> dict[str, Any]:
     A ``[run]``, ``[secrets]`` or ``[spark]`` key the file leaves out is not returned, so
     ``build_config`` and the command line keep their defaults; ``spark_conf``, ``rules``,
     ``sources`` and ``default_time_zone`` always are. ``rules`` holds the ``[rules.<area>]``
-    tables as written (checked here, read by ``area_rules``).
+    tables as written (checked here, read by ``area_rules``); ``notify`` (a ``NotifySpec``)
+    only when the file has a ``[notify]`` table.
 
     Raises:
         ConfigError: unreadable file, TOML syntax error, or every unknown key and wrong type
             of the file on one line: ``<file>: unknown key run.timezone: did you mean
             time_zone?``, ``<file>: run.engine: expected one of auto, native, embedded, got
-            'spark'``.
+            'spark'``; a webhook URL is never shown.
     """
     document = _read_toml(path)
     try:
@@ -490,6 +625,8 @@ def load_config_file(path: Path) -> dict[str, Any]:
     kwargs["rules"] = {area: dict(table) for area, table in document.get("rules", {}).items()}
     kwargs["sources"] = _source_specs(parsed, folder)
     kwargs["default_time_zone"] = run.time_zone
+    if "notify" in parsed.model_fields_set:
+        kwargs["notify"] = NotifySpec(**parsed.notify.model_dump())
     return kwargs
 
 

@@ -6,12 +6,23 @@ import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobs.cli.arguments import day_window, instant, lake_location, time_zone
-from jobs.config import SourceSpec, build_config, load_config_file
-from jobs.errors import EXIT_OK, UsageError
+from jobs.config import (
+    SEVERITY_NAMES,
+    NotifySpec,
+    RunConfig,
+    SourceSpec,
+    build_config,
+    check_webhook_url,
+    load_config_file,
+)
+from jobs.errors import EXIT_OK, ConfigError, UsageError
 from jobs.inputs import discover_sources, require_kafka_logs
+
+if TYPE_CHECKING:
+    from jobs.summary import RunSummary
 
 #: ``--fail-on`` thresholds, lowest first (``schemas.findings.SEVERITIES`` without ``info``;
 #: not imported from there, to keep ``--help`` free of pyspark).
@@ -25,7 +36,12 @@ files worth a look (--json: everything, the per-file accounting included).
 
 Exit codes: 0 done; 1 a configuration, input or engine error, or no Kafka record read;
 2 an argument mistake; 3 the line accounting does not balance; 4 findings at or above
---fail-on (after every table is written; 3 wins over 4)."""
+--fail-on (after every table is written; 3 wins over 4).
+
+--notify URL (or [notify] in --conf): after every table is written, POST each new finding at
+or above --notify-min-severity (default high) to the webhook as JSON with a Slack-compatible
+text, once per finding id (docs/notifications.md). A finding not delivered after the retries
+is a warning line and is tried again by the next run; it does not change the exit code."""
 
 
 def register(commands: Any) -> None:
@@ -64,6 +80,18 @@ def register(commands: Any) -> None:
         choices=FAIL_ON,
         help="exit 4 when the run found findings of this severity or above (after writing)",
     )
+    run.add_argument(
+        "--notify",
+        type=webhook_url,
+        metavar="URL",
+        help="POST each new finding at or above --notify-min-severity to this webhook "
+        "(overrides [notify]; prefer [notify] url_env: the URL holds a token)",
+    )
+    run.add_argument(
+        "--notify-min-severity",
+        choices=SEVERITY_NAMES,
+        help="lowest severity notified (default: [notify] min_severity, else high)",
+    )
     run.add_argument("--json", action="store_true", help="print the summary as JSON")
     run.add_argument(
         "--progress",
@@ -71,6 +99,62 @@ def register(commands: Any) -> None:
         default=None,
         help="live bar of Spark tasks per stage (default: when stderr is a terminal)",
     )
+
+
+def webhook_url(text: str) -> str:
+    """``--notify``: an ``http://`` or ``https://`` URL with a host.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (the value is not repeated: it may hold a
+            token).
+    """
+    try:
+        return check_webhook_url(text, "value")
+    except ConfigError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("value: ")) from error
+
+
+def notify_spec(args: argparse.Namespace, file_kwargs: dict[str, Any]) -> NotifySpec:
+    """The ``[notify]`` of the config file with ``--notify`` / ``--notify-min-severity`` over
+    it (``--notify`` replaces the file's ``url`` and ``url_env``).
+
+    Raises:
+        UsageError: ``--notify-min-severity`` with no URL from either.
+    """
+    spec: NotifySpec = file_kwargs.get("notify", NotifySpec())
+    if args.notify is not None:
+        spec = replace(spec, url=args.notify, url_env=None)
+    if args.notify_min_severity is not None:
+        if spec.url is None and spec.url_env is None:
+            raise UsageError(
+                "--notify-min-severity needs a webhook: give --notify URL (or [notify] url / "
+                "url_env in --conf)"
+            )
+        spec = replace(spec, min_severity=args.notify_min_severity)
+    return spec
+
+
+def notify_after_run(
+    summary: RunSummary, config: RunConfig, url: str, backoff_s: float = 1.0
+) -> RunSummary:
+    """POST the lake's findings not notified before (``jobs.notify.notify_findings``) and
+    return ``summary`` with a warning when one was not delivered or recorded; the exit code
+    is unchanged (docs/notifications.md).
+
+    Args:
+        summary: the run's summary, every table written.
+        config: the run's configuration (lake, ``notify``).
+        url: the webhook (``config.notify.webhook_url()``).
+        backoff_s: first wait between two attempts, seconds.
+
+    Returns:
+        ``summary``, or a copy with one more warning (``jobs.notify.Outcome.warning``).
+    """
+    from jobs.notify import notify_findings  # noqa: PLC0415  (keeps --help fast)
+
+    outcome = notify_findings(config.lake, url, config.notify, backoff_s)
+    warning = outcome.warning()
+    return summary if warning is None else replace(summary, warnings=[*summary.warnings, warning])
 
 
 def _check_arguments(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -100,11 +184,13 @@ def execute(args: argparse.Namespace) -> int:
         ``RunSummary.exit_code``: 0; 1 when no Kafka record was read (a ``warning:`` line);
         3 when the line accounting does not balance; 4 when findings are at or above
         ``--fail-on``. With ``--json`` a non-zero code's reason is also one line on stderr.
+        A finding ``--notify`` could not deliver is a ``warning:`` of the summary, not a code.
 
     Raises:
-        UsageError: a missing argument or a bad window, before Spark starts.
+        UsageError: a missing argument, a bad window, or ``--notify-min-severity`` without
+            a webhook, before Spark starts.
         ConfigError / InputError: a bad configuration or input (an input with no Kafka log
-            among its files included), before Spark starts.
+            among its files included, an unset ``[notify] url_env``), before Spark starts.
     """
     from jobs.pipeline import run  # noqa: PLC0415  (keeps --help and errors fast)
     from jobs.session import build_session  # noqa: PLC0415
@@ -121,8 +207,10 @@ def execute(args: argparse.Namespace) -> int:
         engine=args.engine,
         run_id=args.run_id,
         master=args.master,
+        notify=notify_spec(args, file_kwargs),
     )
     config.window_dates()  # both or neither of the file's run.start / run.end
+    url = config.notify.webhook_url()  # an unset url_env fails before Spark starts
     sources = discover_sources(config.sources)  # fail on bad inputs before starting Spark
     require_kafka_logs(sources)
     master = args.master if getattr(args, "under_spark_submit", False) else config.master
@@ -130,6 +218,8 @@ def execute(args: argparse.Namespace) -> int:
     java = f"Java {spark.sparkContext._jvm.System.getProperty('java.version')}"  # type: ignore[union-attr]
     summary = run(spark, config, java=java, sources=sources, progress=args.progress)
     summary = replace(summary, fail_on=args.fail_on)
+    if url is not None:
+        summary = notify_after_run(summary, config, url)
     print(summary.to_json() if args.json else summary.render())
     if args.json and summary.exit_code != EXIT_OK:
         print(f"kafka-audit: {summary.verdict()}", file=sys.stderr)

@@ -173,7 +173,7 @@ def test_a_typo_in_each_section_names_the_key_and_the_nearest_one(
             "[rules.forwarding]\nfoo = 1\n",
             "unknown key rules.forwarding.foo: expected one of pairing_tolerance_ms",
         ),
-        ("[xyz]\n", "unknown key xyz: expected one of run, sources, secrets, spark, rules"),
+        ("[xyz]\n", "unknown key xyz: expected one of run, sources, secrets, spark, rules, notify"),
     ],
 )
 def test_an_unknown_key_with_no_near_one_lists_the_valid_keys(

@@ -47,7 +47,7 @@ def test_main_prints_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
 def test_the_schema_names_every_section_and_area() -> None:
     schema = config_json_schema()
     assert schema["$schema"] == "http://json-schema.org/draft-07/schema#"
-    assert list(schema["properties"]) == ["run", "sources", "secrets", "spark", "rules"]
+    assert list(schema["properties"]) == ["run", "sources", "secrets", "spark", "rules", "notify"]
     assert schema["additionalProperties"] is False
     rules = schema["definitions"]["RulesTables"]
     assert list(rules["properties"]) == ["reauth", "tokens", "forwarding", "connect", "authorizer"]
