@@ -25,7 +25,15 @@ from jobs.formatting import (
     timestamp_text,
 )
 from jobs.lake.reads import is_delta_table, read_rows, table_path
-from schemas import findings, reauth_readiness, security_metrics
+from schemas import (
+    connect_internal_requests,
+    connect_session_keys,
+    findings,
+    forwarded_requests,
+    reauth_readiness,
+    security_metrics,
+    token_lifecycle,
+)
 from schemas.findings import SEVERITIES
 
 Row = dict[str, Any]
@@ -298,3 +306,46 @@ def build_report(
         rows = read_gold(lake, table, column, window)
         report[name] = metrics_rows(rows, metrics_window) if name == "metrics" else shape(rows)
     return report
+
+
+#: Tables the HTML report reads besides :data:`SECTIONS` (lakes of older versions may lack
+#: them): name -> its ``DateType`` partition column ('' = unpartitioned).
+EXTRA_TABLES: Mapping[str, str] = {
+    token_lifecycle.TABLE_NAME: "",
+    forwarded_requests.TABLE_NAME: forwarded_requests.PARTITION_COLUMNS[0],
+    connect_internal_requests.TABLE_NAME: connect_internal_requests.PARTITION_COLUMNS[0],
+    connect_session_keys.TABLE_NAME: connect_session_keys.PARTITION_COLUMNS[0],
+}
+
+
+def read_extra(lake: str, table: str, window: Window) -> list[Row] | None:
+    """The rows of one of :data:`EXTRA_TABLES` in ``window``, or None when the lake has no
+    such table.
+
+    Args:
+        lake: Lake root (path or URI).
+        table: A name of :data:`EXTRA_TABLES`.
+        window: Days to keep: date partitions in the window; ``token_lifecycle`` (one row per
+            token, unpartitioned): the tokens whose history (``first_seen_ts`` ..
+            ``last_seen_ts``) overlaps the window, tokens without timestamps only when the
+            window is all days.
+
+    Returns:
+        The rows as dicts (timestamps as aware UTC datetimes), in the table's order.
+    """
+    path = table_path(lake, table)
+    if not is_delta_table(path):
+        return None
+    column = EXTRA_TABLES[table]
+    if column:
+        return read_gold(lake, table, column, window)
+    rows = read_rows(path, column, None, None)
+    if window.start is None or window.end is None:
+        return rows
+    start = datetime.combine(window.start, time(0), UTC)
+    end = datetime.combine(window.end, time(0), UTC)
+    return [
+        r for r in rows
+        if r["first_seen_ts"] is not None and r["last_seen_ts"] is not None
+        and r["first_seen_ts"] < end and r["last_seen_ts"] >= start
+    ]  # fmt: skip

@@ -2,9 +2,11 @@
 
 Formats: ``table`` (for a terminal: drawn by rich to the terminal's width, long cells wrapped),
 ``markdown`` (GitHub tables, drawn by tabulate), ``json`` (one document, every column),
-``csv`` (one section). The text formats open with a headline (``39 findings: 3 high,
-23 medium, 13 low``) and show findings first; by default metrics are one line with their
-count (``--section all`` or ``metrics`` lists them).
+``csv`` (one section), ``html`` (one self-contained page with figures: every section, plus
+token timelines, forwarding and Connect signing; :mod:`jobs.report_html`). The text formats
+open with a headline (``39 findings: 3 high, 23 medium, 13 low``) and show findings first; by
+default metrics are one line with their count (``--section all`` or ``metrics`` lists them).
+``--output FILE`` writes the report to a file instead of stdout.
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 from jobs.cli.arguments import at_least, day_window, instant, lake_location
-from jobs.errors import UsageError
+from jobs.errors import InputError, UsageError
 from jobs.formatting import ascii_table, common_folder, draw
 from jobs.neutralize import csv_cell, markdown, terminal
 
-FORMATS = ("table", "markdown", "json", "csv")
+FORMATS = ("table", "markdown", "json", "csv", "html")
 SECTION_CHOICES = ("all", "metrics", "readiness", "findings")
 #: ``--section`` -> the sections read, in output order (None: the default).
 SECTIONS_READ: Mapping[str | None, tuple[str, ...]] = {
@@ -75,6 +78,10 @@ first), the KIP-368 re-authentication readiness, and the number of security metr
 The table format fits the terminal's width (--width to force one; 100 columns, or $COLUMNS,
 when stdout is not a terminal). Evidence is shown as file:line relative to the folder all
 evidence files share. --start/--end take whole UTC days (2026-11-20 or 2026-11-20T00:00:00Z).
+
+--format html --output report.html writes one self-contained page (no server, no network):
+the headline, findings with a severity filter, readiness, authentication failures and
+authorization denials over time, token timelines, forwarding and Connect signing.
 """
 
 
@@ -110,7 +117,12 @@ def register(commands: Any) -> None:
         "count (json: all; csv: give one)",
     )
     report.add_argument(
-        "--window", choices=("1d", "1h"), default="1d", help="metric windows (default: 1d)"
+        "--window", choices=("1d", "1h"), default=None, help="metric windows (default: 1d)"
+    )
+    report.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the report to FILE (UTF-8) instead of stdout",
     )
     report.add_argument(
         "--width",
@@ -133,29 +145,88 @@ def output_width(requested: int | None, is_terminal: bool, environ: Mapping[str,
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run ``report``: print the report on stdout; returns the exit code (0).
+    """Run ``report``: print the report on stdout, or write it to ``--output``; returns the
+    exit code (0).
 
     Raises:
         UsageError: only one of --start / --end, one not a UTC midnight, end not after start,
-            or csv of more than one section (the CLI exits 2 with the usage).
-        InputError: the lake or one of its gold tables is missing.
+            csv of more than one section, html with --section / --window / --width or to a
+            terminal, or an --output in a missing folder (the CLI exits 2 with the usage).
+        InputError: the lake or one of its gold tables is missing, or --output cannot be
+            written.
     """
     from jobs.report import Window, build_report  # noqa: PLC0415
 
     days = day_window(args.start, args.end)
     if args.format == "csv" and args.section in (None, "all"):
         raise UsageError("--format csv prints one table: add --section metrics|readiness|findings")
+    output = _output_path(args.output)
+    is_terminal = output is None and sys.stdout.isatty()
     window = Window(days[0].date(), days[1].date()) if days else Window()
-    report = build_report(args.lake, SECTIONS_READ[args.section], window, args.window)
-    is_terminal = sys.stdout.isatty()
-    text = render(
-        report, args.format, window.describe(), args.lake,
-        width=output_width(args.width, is_terminal, os.environ),
-        color=is_terminal and "NO_COLOR" not in os.environ,
-        metrics_hint=args.section is None,
-    )  # fmt: skip
-    sys.stdout.write(text)
+    if args.format == "html":
+        _check_html_arguments(args, is_terminal)
+        from jobs.report_html import build_html  # noqa: PLC0415  (matplotlib, Jinja2)
+
+        text = build_html(args.lake, window)
+    else:
+        sections = SECTIONS_READ[args.section]
+        report = build_report(args.lake, sections, window, args.window or "1d")
+        text = render(
+            report, args.format, window.describe(), args.lake,
+            width=output_width(args.width, is_terminal, os.environ),
+            color=is_terminal and "NO_COLOR" not in os.environ,
+            metrics_hint=args.section is None,
+        )  # fmt: skip
+    _write(text, output)
     return 0
+
+
+def _check_html_arguments(args: argparse.Namespace, is_terminal: bool) -> None:
+    """Raises UsageError for what --format html does not take: --section, --window and
+    --width (the page has every section, the figures choose their resolution, the page its
+    width), or no --output with stdout a terminal."""
+    given = [f"--{name}" for name in ("section", "window", "width") if getattr(args, name)]
+    if given:
+        raise UsageError(
+            f"--format html is the whole report at the data's own resolution: drop "
+            f"{' and '.join(given)}"
+        )
+    if is_terminal:
+        raise UsageError("--format html writes a page: add --output report.html")
+
+
+def _output_path(value: str | None) -> Path | None:
+    """``--output`` as a path, or None for stdout.
+
+    Raises:
+        UsageError: the path is a folder, or its folder does not exist.
+    """
+    if value is None:
+        return None
+    path = Path(value)
+    if path.is_dir():
+        raise UsageError(f"--output {value} is a folder: give a file name")
+    if not path.absolute().parent.is_dir():
+        raise UsageError(f"--output {value}: folder {path.absolute().parent} does not exist")
+    return path
+
+
+def _write(text: str, output: Path | None) -> None:
+    """``text`` to stdout, or to ``output`` (replaced whole: written beside it, then renamed).
+
+    Raises:
+        InputError: ``output`` cannot be written (permissions, disk full).
+    """
+    if output is None:
+        sys.stdout.write(text)
+        return
+    partial = output.with_name(f".{output.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(output)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise InputError(f"cannot write --output {output}: {error.strerror or error}") from error
 
 
 def render(

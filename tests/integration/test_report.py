@@ -19,6 +19,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from jobs.cli.main import main
 from jobs.progress import Progress
 from schemas import findings, reauth_readiness, security_metrics
+from tests.integration.test_report_html import chromium, run_chromium
+from tests.unit.test_report_html import HEADINGS, page_text
 
 
 def _report(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -419,3 +421,18 @@ def test_progress_stage_lines_and_task_bar(
         auto.stage("count again")
         spark.range(10).count()
     assert (auto.enabled, quiet.getvalue()) == (False, "")
+
+
+@pytest.mark.skipif(chromium() is None, reason="no chromium: run scripts/install_chromium.sh")
+def test_samples_lake_page_renders_in_chromium(samples_lake: Path, tmp_path: Path) -> None:
+    """The HTML report of the samples lake (the demo's real lines, written by a pipeline run):
+    Chromium's DOM has its headline and every section; it has authentication failures and
+    denials over time, so the over-time section draws figures."""
+    page = tmp_path / "samples.html"
+    argv = ["report", "--lake", str(samples_lake), "--format", "html", "--output", str(page)]
+    assert main(argv) == 0
+    dom = run_chromium("--dump-dom", page.as_uri(), profile=tmp_path / "profile")
+    lines = page_text(dom)
+    assert lines[:2] == ["kafka-audit report", "no findings"]
+    assert [h for h in lines if h in HEADINGS] == list(HEADINGS)
+    assert dom.count("<svg ") >= 1 and "<script" not in dom

@@ -342,7 +342,7 @@ def test_start_takes_the_forms_run_takes(
         (["--lake", "gs://bucket/lake"], "argument --lake: gs:// lakes are not supported"),
         (["--width", "30"], "argument --width: expected a number >= 40, got 30"),
         (["--width", "wide"], "argument --width: expected a whole number, got wide"),
-        (["--format", "html"], "argument --format: invalid choice: 'html'"),
+        (["--format", "xml"], "argument --format: invalid choice: 'xml'"),
         (["--section", "finding"], "argument --section: invalid choice: 'finding'"),
         (["--format", "csv"], "--format csv prints one table: add --section"),
         (["--format", "csv", "--section", "all"], "--format csv prints one table"),
