@@ -1,20 +1,23 @@
 """OCSF 1.8.0 events exported by ``kafka-audit export-ocsf`` (``transforms.ocsf``).
 
-Two classes of the Open Cybersecurity Schema Framework, one ``StructType`` each:
+Three classes of the Open Cybersecurity Schema Framework, one ``StructType`` each:
 
 - Authentication (``class_uid`` 3002, category 3 Identity & Access Management), from
   silver.auth_events.
 - API Activity (``class_uid`` 6003, category 6 Application Activity), from the decisions of
   silver.authz_decisions.
+- Detection Finding (``class_uid`` 2004, category 2 Findings), from gold.findings, mapped in
+  Python (``jobs.ocsf_findings``; the findings table is a small aggregate read without Spark).
 
 Only the attributes we fill are declared. Attributes OCSF requires (``activity_id``,
 ``category_uid``, ``class_uid``, ``metadata`` with ``product`` and ``version``, ``severity_id``,
 ``time``, ``type_uid``; Authentication ``user``; API Activity ``actor``, ``api.operation``,
-``src_endpoint``) are NOT NULL at the top level, and so are constants and captions; nested fields
-are nullable (the JSON writer omits nulls). ``time`` is epoch milliseconds (OCSF
-``timestamp_t``): never null (events without a timestamp are not exported) but declared
-nullable, as Spark cannot prove it. ``unmapped`` holds the Kafka facts OCSF has no attribute
-for, and the source line number.
+``src_endpoint``; Detection Finding ``finding_info`` with its ``uid``) are NOT NULL at the top
+level, and so are constants and captions; nested fields are nullable (the JSON writers omit
+nulls). ``time`` is epoch milliseconds (OCSF ``timestamp_t``): never null (events and findings
+without a timestamp are not exported), declared nullable in the two classes Spark maps, as
+Spark cannot prove it. ``unmapped`` holds the Kafka facts OCSF has no attribute for, and the
+source line number.
 """
 
 from __future__ import annotations
@@ -217,6 +220,102 @@ API_ACTIVITY = StructType(
     ]
 )
 
+
+# --- Detection Finding (class 2004): the findings table (jobs.ocsf_findings) -----------------
+
+DETECTION_FINDING_CLASS_UID = 2004
+DETECTION_FINDING_NAME = "detection_finding"
+#: Category 2 Findings; activity 1 Create, so type_uid = 2004 * 100 + 1.
+FINDINGS_CATEGORY_UID = 2
+DETECTION_FINDING_TYPE_UID = 200401
+
+#: The rule behind a finding: uid and name the rule_id, category its KIP, type_id 1 Rule.
+ANALYTIC = StructType(
+    _fields(
+        ("uid", StringType()),
+        ("name", StringType()),
+        ("category", StringType()),
+        ("type", StringType()),
+        ("type_id", IntegerType()),
+    )
+)
+
+FINDING_INFO = StructType(
+    _fields(
+        ("uid", StringType()),
+        ("title", StringType()),
+        ("desc", StringType()),
+        ("types", ArrayType(StringType(), True)),
+        ("first_seen_time", LongType()),
+        ("last_seen_time", LongType()),
+        ("analytic", ANALYTIC),
+        # The log files the evidence lines are in.
+        ("data_sources", ArrayType(StringType(), True)),
+        ("related_events_count", LongType()),
+    )
+)
+
+#: One Evidence Artifact: the subject as an actor (a principal) or a source endpoint (a client
+#: address), or one supporting log line (``uid`` 'path:line', the log file, its line number).
+EVIDENCE = StructType(
+    _fields(
+        ("name", StringType()),
+        ("uid", StringType()),
+        ("actor", StructType(_fields(("user", USER)))),
+        ("src_endpoint", NETWORK_ENDPOINT),
+        (
+            "file",
+            StructType(
+                _fields(
+                    ("name", StringType()),
+                    ("path", StringType()),
+                    ("type", StringType()),
+                    ("type_id", IntegerType()),
+                )
+            ),
+        ),
+        ("data", StructType(_fields(("line_number", LongType())))),
+    )
+)
+
+FINDING_UNMAPPED = StructType(
+    _fields(
+        ("discriminator", StringType()),
+        ("node_id", StringType()),
+        ("run_id", StringType()),
+    )
+)
+
+DETECTION_FINDING = StructType(
+    [
+        StructField("activity_id", IntegerType(), False),
+        StructField("activity_name", StringType(), False),
+        StructField("category_uid", IntegerType(), False),
+        StructField("category_name", StringType(), False),
+        StructField("class_uid", IntegerType(), False),
+        StructField("class_name", StringType(), False),
+        StructField("type_uid", LongType(), False),
+        StructField("type_name", StringType(), False),
+        StructField("time", LongType(), False),
+        StructField("timezone_offset", IntegerType(), False),
+        StructField("start_time", LongType(), True),
+        StructField("end_time", LongType(), False),
+        StructField("count", LongType(), False),
+        StructField("severity_id", IntegerType(), False),
+        StructField("severity", StringType(), False),
+        StructField("status_id", IntegerType(), False),
+        StructField("status", StringType(), False),
+        StructField("is_alert", BooleanType(), True),
+        StructField("message", StringType(), False),
+        StructField("metadata", METADATA, False),
+        StructField("finding_info", FINDING_INFO, False),
+        StructField("evidences", ArrayType(EVIDENCE, True), True),
+        # The finding's subject: type the subject_type, name the subject.
+        StructField("resources", ArrayType(RESOURCE, True), False),
+        StructField("unmapped", FINDING_UNMAPPED, False),
+    ]
+)
+
 #: Attributes OCSF 1.8.0 requires, per class (base event + class), as dotted paths.
 REQUIRED: dict[int, tuple[str, ...]] = {
     AUTHENTICATION_CLASS_UID: (
@@ -226,5 +325,9 @@ REQUIRED: dict[int, tuple[str, ...]] = {
     API_ACTIVITY_CLASS_UID: (
         "activity_id", "category_uid", "class_uid", "metadata.product", "metadata.version",
         "severity_id", "time", "type_uid", "actor", "api.operation", "src_endpoint",
+    ),
+    DETECTION_FINDING_CLASS_UID: (
+        "activity_id", "category_uid", "class_uid", "metadata.product", "metadata.version",
+        "severity_id", "time", "type_uid", "finding_info.uid",
     ),
 }  # fmt: skip

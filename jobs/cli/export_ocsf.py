@@ -1,9 +1,12 @@
 """``kafka-audit export-ocsf``: authentication and authorization events of a lake as OCSF 1.8.0
-events (``transforms.ocsf``), for security lakes and SIEMs.
+events (``transforms.ocsf``), and its findings as OCSF Detection Findings
+(``jobs.ocsf_findings``), for security lakes and SIEMs.
 
 Writes one file per class into ``--out``: ``authentication.jsonl`` (class 3002) and
-``api_activity.jsonl`` (class 6003), or ``.parquet``; each written by Spark from one ordered
-partition (by ``time``, then ``metadata.uid``), so the same lake and window give the same files.
+``api_activity.jsonl`` (class 6003), each written by Spark from one ordered partition (by
+``time``, then ``metadata.uid``), and ``detection_finding.jsonl`` (class 2004), written without
+Spark from the small findings table (by ``time``, then the finding id); or ``.parquet``. The
+same lake and window give the same files.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ def register(commands: Any) -> None:
     """Add the ``export-ocsf`` subparser to ``commands`` (argparse's subparsers action)."""
     export = commands.add_parser(
         "export-ocsf",
-        help="export authentication and API activity as OCSF 1.8.0 events",
-        description="Write the authentication events (OCSF class 3002) and authorization "
-        "decisions (API Activity, class 6003) of a lake as OCSF 1.8.0 events, one file per "
-        "class (authentication.jsonl, api_activity.jsonl, or .parquet), for security lakes "
-        "and SIEMs. The same lake and window give the same files.",
+        help="export authentication, API activity and findings as OCSF 1.8.0 events",
+        description="Write the authentication events (OCSF class 3002), authorization "
+        "decisions (API Activity, class 6003) and findings (Detection Finding, class 2004) of "
+        "a lake as OCSF 1.8.0 events, one file per class (authentication.jsonl, "
+        "api_activity.jsonl, detection_finding.jsonl, or .parquet), for security lakes and "
+        "SIEMs. The same lake and window give the same files.",
     )
     export.add_argument(
         "--lake", required=True, type=lake_location, help="root folder of the Delta tables"
@@ -55,13 +59,13 @@ def execute(args: argparse.Namespace) -> int:
     """
     from jobs.errors import UsageError  # noqa: PLC0415
     from jobs.report import Window, check_lake  # noqa: PLC0415
-    from schemas import auth_events, authz_decisions  # noqa: PLC0415
+    from schemas import auth_events, authz_decisions, findings  # noqa: PLC0415
 
     days = day_window(args.start, args.end)
     window = Window(days[0].date(), days[1].date()) if days else Window()
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out} is a file: give a folder")
-    check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME])
+    check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME, findings.TABLE_NAME])
     from jobs.session import build_session  # noqa: PLC0415
 
     spark = build_session("kafka-security-audit-export-ocsf", spark_master(args))
@@ -71,22 +75,25 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
-    """Writes the two OCSF files of ``lake``'s events in ``window`` into ``out``.
+    """Writes the three OCSF files of ``lake``'s events and findings in ``window`` into ``out``.
 
     Args:
         spark: The session.
         lake: Lake root.
         out: Local folder (created); existing files of the same names are replaced.
         fmt: ``jsonl`` or ``parquet``.
-        window: ``jobs.report.Window`` of UTC days (event_date partitions).
+        window: ``jobs.report.Window`` of UTC days (event_date partitions; findings:
+            finding_date, the day last seen).
 
     Returns:
         One line per file: how many events of which class went where, and how many events
-        were left out for want of a timestamp.
+        (findings) were left out for want of a timestamp. The Detection Finding file is
+        written last, without Spark (``jobs.ocsf_findings.export_detection_findings``).
     """
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     from jobs.lake.tables import Lake, choose_engine  # noqa: PLC0415
+    from jobs.ocsf_findings import export_detection_findings  # noqa: PLC0415
     from jobs.small_input import small_input_settings  # noqa: PLC0415
     from schemas import auth_events, authz_decisions  # noqa: PLC0415
     from schemas.ocsf import (  # noqa: PLC0415
@@ -131,6 +138,7 @@ def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
             skipped = untimed[name].where(F.col("event_ts").isNull()).count()
             note = f" ({skipped} without a timestamp left out)" if skipped else ""
             lines.append(f"{written:>8} OCSF class {class_uid} events -> {target}{note}")
+    lines.append(export_detection_findings(lake, out, fmt, window))
     return lines
 
 

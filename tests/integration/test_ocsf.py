@@ -17,7 +17,7 @@ from pyspark.testing import assertDataFrameEqual
 from jobs.cli.export_ocsf import export
 from jobs.cli.main import main
 from jobs.report import Window
-from schemas.ocsf import API_ACTIVITY, AUTHENTICATION, OCSF_VERSION, REQUIRED
+from schemas.ocsf import API_ACTIVITY, AUTHENTICATION, DETECTION_FINDING, OCSF_VERSION, REQUIRED
 from transforms.ocsf import in_order
 
 
@@ -49,8 +49,11 @@ def test_export_lines_and_files(exported: tuple[Path, list[str]]) -> None:
     assert lines == [
         f"      10 OCSF class 3002 events -> {out}/authentication.jsonl",
         f"       4 OCSF class 6003 events -> {out}/api_activity.jsonl (5 without a timestamp left out)",
+        f"       0 OCSF class 2004 events -> {out}/detection_finding.jsonl",
     ]
-    assert sorted(p.name for p in out.iterdir()) == ["api_activity.jsonl", "authentication.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "api_activity.jsonl", "authentication.jsonl", "detection_finding.jsonl"]  # fmt: skip
+    assert (out / "detection_finding.jsonl").read_text(encoding="utf-8") == ""  # no findings
 
 
 def test_authentication_failure_exact(exported: tuple[Path, list[str]], samples_dir: Path) -> None:
@@ -203,8 +206,13 @@ def test_parquet_empty_window(spark: SparkSession, samples_lake: Path, tmp_path:
     assert lines == [
         f"       0 OCSF class 3002 events -> {tmp_path}/authentication.parquet",
         f"       0 OCSF class 6003 events -> {tmp_path}/api_activity.parquet",
+        f"       0 OCSF class 2004 events -> {tmp_path}/detection_finding.parquet",
     ]
-    for name, schema in (("authentication", AUTHENTICATION), ("api_activity", API_ACTIVITY)):
+    for name, schema in (
+        ("authentication", AUTHENTICATION),
+        ("api_activity", API_ACTIVITY),
+        ("detection_finding", DETECTION_FINDING),
+    ):
         table = pq.read_table(tmp_path / f"{name}.parquet")
         assert (table.num_rows, table.column_names) == (0, schema.fieldNames())
 
