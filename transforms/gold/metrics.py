@@ -2,9 +2,11 @@
 
 Metric names are Kafka's JMX attribute names verbatim (kafka-log-formats.md section 5):
 ``Selector.SelectorMetrics`` (group ``socket-server-metrics``, summed over network processors)
-and ``AuthorizerMetrics`` (group ``authorizer-metrics``). Kafka's counters are cumulative since
-broker start; here a ``-total`` is the number of events inside the window and a ``-rate`` is
-that number divided by the window's length.
+and the authorizer's (Apache Kafka 4.1+: plugin metrics of ``StandardAuthorizer``, group
+``plugins``, KIP-877; Confluent Server: group ``confluent-authorizer-metrics``; see
+docs/prometheus.md). Kafka's counters are cumulative since broker start; here a ``-total`` is
+the number of events inside the window and a ``-rate`` is that number divided by the window's
+length.
 """
 
 from __future__ import annotations
