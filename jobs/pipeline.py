@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -68,7 +68,14 @@ from transforms.frames import local_frame
 from transforms.gold.metrics import security_metrics as compute_security_metrics
 from transforms.quarantine import table_and_quarantine_columns
 from transforms.silver.families import with_family
-from transforms.silver.registry import PARSED_FAMILIES, SILVER_TABLES, parse_families, silver_tables
+from transforms.silver.registry import (
+    PARSED_FAMILIES,
+    PARSERS,
+    SILVER_TABLES,
+    empty_output,
+    parse_families,
+    silver_tables,
+)
 from transforms.silver.registry import quarantine as quarantine_of
 
 log = logging.getLogger(__name__)
@@ -148,20 +155,34 @@ def build_bronze(
     return Bronze(numbered, folded, records, bronze, dates, cached=(numbered, runs))
 
 
-def build_silver(bronze: DataFrame) -> Silver:
+def present_families(bronze: DataFrame) -> set[str | None]:
+    """The distinct ``family`` values of ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows;
+    None for records of no family), collected on the driver: at most one row per family."""
+    return {row["family"] for row in bronze.select("family").distinct().collect()}
+
+
+def build_silver(bronze: DataFrame, families: Collection[str | None] | None = None) -> Silver:
     """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
     tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
     its consumers' plans start at a scan of it), narrowed to the columns its table and the
     quarantine read (the full text only on rejected records): it feeds a silver table, the
-    quarantine and the accounting."""
+    quarantine and the accounting.
+
+    ``families``: the families ``bronze`` holds (``present_families``), when known. A parser
+    of any other family is neither planned nor run: an empty frame of its narrowed output's
+    columns stands for what it would give (no row). The tables are the same either way.
+    """
+    parsed = {id(parser): output for parser, output in parse_families(bronze, families)}
     outputs = [
-        (parser, reused(table_and_quarantine_columns(output, parser.schema)))
-        for parser, output in parse_families(bronze)
+        (parser, reused(table_and_quarantine_columns(parsed[id(parser)], parser.schema)))
+        if id(parser) in parsed
+        else (parser, empty_output(bronze.sparkSession, parser))
+        for parser in PARSERS
     ]
     return Silver(
         silver=silver_tables(outputs),
         quarantine=quarantine_of(outputs),
-        cached=tuple(output for _, output in outputs),
+        cached=tuple(output for parser, output in outputs if id(parser) in parsed),
     )
 
 
@@ -182,7 +203,7 @@ def build_frames(
     # instead): every parser reads it, and Spark would otherwise analyse the whole bronze plan
     # again under each of them.
     rows = bronze.bronze.localCheckpoint(eager=True)
-    silver = build_silver(rows)
+    silver = build_silver(rows, present_families(rows))
     return Frames(
         numbered=bronze.numbered,
         records=bronze.records,
@@ -449,7 +470,7 @@ def _run(
     # holds.
     bronze_rows = written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES,
                           raw_lines.PARTITION_COLUMNS[0], dates)  # fmt: skip
-    silver = build_silver(bronze_rows)
+    silver = build_silver(bronze_rows, present_families(bronze_rows))
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
     results += _write_all(lake, silver_plan(silver, coverage), dates, app_id, stages)
     stages.stage("gold: replay rules, write")

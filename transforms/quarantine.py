@@ -143,6 +143,17 @@ def table_and_quarantine_columns(parsed: DataFrame, schema: StructType) -> DataF
     return parsed.select(*names)
 
 
+def table_and_quarantine_schema(schema: StructType) -> StructType:
+    """The columns ``table_and_quarantine_columns(parsed, schema)`` returns, all nullable: the
+    fields of ``schema``, the quarantine's inputs (types of ``schemas.quarantine.QUARANTINE``),
+    reason_code, reason_detail and raw (strings), in that order. For a parser that had no
+    record to parse, an empty frame of this schema stands for its output."""
+    fields = {f.name: f.dataType for f in schema.fields}
+    for name in (*_QUARANTINE_INPUTS, "reason_code", "reason_detail", "raw"):
+        fields.setdefault(name, QUARANTINE[name].dataType)
+    return StructType([StructField(name, kind, True) for name, kind in fields.items()])
+
+
 def quarantine_rows(parsed: DataFrame) -> DataFrame:
     """Rows a parser rejected (``reason_code`` set), shaped to ``schemas.quarantine.QUARANTINE``.
 
