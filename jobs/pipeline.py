@@ -40,7 +40,7 @@ from jobs.inputs import (
 from jobs.lake.tables import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
-from jobs.reuse import release, reused
+from jobs.reuse import release, reused, small_input_partitions
 from jobs.small_input import small_input_settings
 from jobs.summary import RunSummary, TableWrite, unrecognized_layout_warnings
 from schemas import (
@@ -202,7 +202,7 @@ def build_frames(
     # Materialised here, its plan cut to a scan of the rows (a run reads it back from the lake
     # instead): every parser reads it, and Spark would otherwise analyse the whole bronze plan
     # again under each of them.
-    rows = bronze.bronze.localCheckpoint(eager=True)
+    rows = reused(bronze.bronze)
     silver = build_silver(rows, present_families(rows))
     return Frames(
         numbered=bronze.numbered,
@@ -248,7 +248,7 @@ def _write_all(
         log.info("writing %s%s", table.name, position)
         results.append(
             lake.write(
-                table.df,
+                small_input_partitions(table.df),
                 table.name,
                 schema=table.schema,
                 partition_by=table.partition_by,

@@ -25,6 +25,27 @@ from collections.abc import Iterable
 
 from pyspark.sql import DataFrame
 
+SMALL_INPUT_PARTITIONS = "kafkaAudit.smallInput.partitions"
+"""Session setting (``spark.conf``) that ``jobs.small_input`` sets for the span of a small
+input's command: at most this many partitions, hence tasks, for each reused frame and each
+table the pipeline writes (``small_input_partitions``). Unset otherwise."""
+
+
+def small_input_partitions(df: DataFrame) -> DataFrame:
+    """``df`` coalesced to at most ``SMALL_INPUT_PARTITIONS`` partitions while that setting is
+    set (a small input, ``jobs.small_input``), else ``df`` itself.
+
+    On a few thousand lines each task costs more than its rows: deserialising its stage's
+    plan (interpreted, no code generation) and being scheduled. A union of every parser's or
+    every builder's frames has the sum of their partitions (88 tasks for one findings write
+    of ``samples/``); a coalesce merges them without a shuffle. Rows and columns are
+    unchanged; only their split into tasks (and a write's files) is.
+
+    Input: any frame; output: the same columns and rows, in at most that many partitions.
+    """
+    budget = df.sparkSession.conf.get(SMALL_INPUT_PARTITIONS, None)
+    return df if budget is None else df.coalesce(int(budget))
+
 
 def reused(df: DataFrame) -> DataFrame:
     """``df``'s rows, computed once and read from the block manager by every consumer.
@@ -35,12 +56,14 @@ def reused(df: DataFrame) -> DataFrame:
     Returns:
         A frame with ``df``'s columns and rows whose logical plan is one scan of checkpointed
         rows (``LogicalRDD``), already computed. Release it with ``release`` when the run is
-        done.
+        done. On a small input its partitions are coalesced first
+        (``small_input_partitions``): the checkpoint's job runs fewer tasks, and so does
+        every stage that reads it.
 
     Raises:
         Whatever computing ``df`` raises (``pyspark.errors`` exceptions), at this call.
     """
-    return df.localCheckpoint(eager=True)
+    return small_input_partitions(df).localCheckpoint(eager=True)
 
 
 def release(frames: Iterable[DataFrame]) -> None:

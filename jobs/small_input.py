@@ -10,6 +10,12 @@ code generation pays for itself.
 
 Measured on this machine (2 cores, ``tests/integration/test_fuzz.py``'s one pipeline run over ~2,600
 lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
+
+The tasks are fixed cost too: each deserialises its stage's plan. Small inputs also run with
+no more shuffle partitions than the session has cores (``spark.default.parallelism``), and
+each table write and each reused frame is coalesced to that many partitions
+(``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over ``samples/`` ran ~900 tasks in
+~190 stages, 4 tasks per shuffle and up to 88 for a union, to write 138 lines.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from contextlib import contextmanager
 from pyspark.sql import SparkSession
 
 from jobs.lake.settings import runtime_settings
+from jobs.reuse import SMALL_INPUT_PARTITIONS
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +47,10 @@ SMALL_INPUT_CONF: Mapping[str, str] = {
 def small_input_settings(
     spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES
 ) -> Iterator[bool]:
-    """Within the block, ``SMALL_INPUT_CONF`` applies when ``size_bytes < threshold``.
+    """Within the block, when ``size_bytes < threshold``: ``SMALL_INPUT_CONF``; at most one
+    shuffle partition per core (``spark.sql.shuffle.partitions`` lowered to the session's
+    default parallelism, never raised); and ``SMALL_INPUT_PARTITIONS`` set to that
+    parallelism, the partitions of each table write and reused frame.
 
     Args:
         spark: the session; its runtime SQL settings are changed and restored.
@@ -54,6 +64,16 @@ def small_input_settings(
     if not small:
         yield False
         return
-    log.info("small input (%d bytes): code generation and adaptive execution off", size_bytes)
-    with runtime_settings(spark, SMALL_INPUT_CONF):
+    cores = spark.sparkContext.defaultParallelism
+    shuffle = min(int(spark.conf.get("spark.sql.shuffle.partitions") or cores), cores)
+    settings = {
+        **SMALL_INPUT_CONF,
+        "spark.sql.shuffle.partitions": str(shuffle),
+        SMALL_INPUT_PARTITIONS: str(cores),
+    }
+    log.info(
+        "small input (%d bytes): code generation and adaptive execution off, %d task(s) per "
+        "write, %d shuffle partition(s)", size_bytes, cores, shuffle,
+    )  # fmt: skip
+    with runtime_settings(spark, settings):
         yield True

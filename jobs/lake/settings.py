@@ -16,7 +16,8 @@ def runtime_settings(spark: SparkSession, settings: Mapping[str, str]) -> Iterat
 
     Args:
         spark: the session (a notebook's or the suite's keeps its own settings after).
-        settings: runtime SQL configuration keys and values (``spark.sql.*``).
+        settings: runtime configuration keys and values (``spark.sql.*``, and this
+            project's ``jobs.reuse.SMALL_INPUT_PARTITIONS``).
     """
     before = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():

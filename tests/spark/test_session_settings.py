@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
+from jobs.reuse import SMALL_INPUT_PARTITIONS, small_input_partitions
 from jobs.session import DEFAULT_CONF, build_session
 from jobs.small_input import SMALL_INPUT_BYTES, SMALL_INPUT_CONF, small_input_settings
 
@@ -40,6 +41,29 @@ def test_small_input_sets_then_restores(
         assert small is True
         assert {key: spark.conf.get(key) for key in KEYS} == dict(SMALL_INPUT_CONF)
     assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+
+
+def test_small_input_caps_shuffles_and_tasks_at_the_cores(spark: SparkSession) -> None:
+    """At most one shuffle partition per core (a lower setting kept), and each write or reused
+    frame coalesced to that many partitions, its rows unchanged; all put back afterwards."""
+    shuffle = "spark.sql.shuffle.partitions"
+    cores = spark.sparkContext.defaultParallelism
+    wide = spark.range(0, 40, 1, numPartitions=8)
+    before = spark.conf.get(shuffle)
+    try:
+        for own, expected in ((str(cores + 3), str(cores)), ("1", "1")):
+            spark.conf.set(shuffle, own)
+            with small_input_settings(spark, 0, threshold=1):
+                assert (spark.conf.get(shuffle), spark.conf.get(SMALL_INPUT_PARTITIONS)) == (
+                    expected, str(cores))  # fmt: skip
+                narrowed = small_input_partitions(wide)
+                assert narrowed.rdd.getNumPartitions() == cores < wide.rdd.getNumPartitions()
+                assert sorted(narrowed.collect()) == sorted(wide.collect())
+            assert (spark.conf.get(shuffle), spark.conf.get(SMALL_INPUT_PARTITIONS, None)) == (
+                own, None)  # fmt: skip
+            assert small_input_partitions(wide) is wide
+    finally:
+        spark.conf.set(shuffle, before)
 
 
 def test_large_input_changes_nothing(
