@@ -12,10 +12,10 @@ Measured on this machine (2 cores, ``tests/integration/test_fuzz.py``'s one pipe
 lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
 
 The tasks are fixed cost too: each deserialises its stage's plan. Small inputs also run with
-no more shuffle partitions than the session has cores (``spark.default.parallelism``), and
-each table write and each reused frame is coalesced to that many partitions
-(``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over ``samples/`` ran ~900 tasks in
-~190 stages, 4 tasks per shuffle and up to 88 for a union, to write 138 lines.
+no more shuffle partitions than the session has cores (``spark.default.parallelism``; a lower
+setting is kept), and each table write and each reused frame is coalesced to that many
+partitions (``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over ``samples/`` ran ~900 tasks
+in ~190 stages, 4 tasks per shuffle and up to 88 for a union, to write 138 lines.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def small_input_settings(
 ) -> Iterator[bool]:
     """Within the block, when ``size_bytes < threshold``: ``SMALL_INPUT_CONF``; at most one
     shuffle partition per core (``spark.sql.shuffle.partitions`` lowered to the session's
-    default parallelism, never raised); and ``SMALL_INPUT_PARTITIONS`` set to that
-    parallelism, the partitions of each table write and reused frame.
+    default parallelism, never raised); and ``SMALL_INPUT_PARTITIONS`` set to that same
+    number, the partitions of each table write and reused frame.
 
     Args:
         spark: the session; its runtime SQL settings are changed and restored.
@@ -69,11 +69,11 @@ def small_input_settings(
     settings = {
         **SMALL_INPUT_CONF,
         "spark.sql.shuffle.partitions": str(shuffle),
-        SMALL_INPUT_PARTITIONS: str(cores),
+        SMALL_INPUT_PARTITIONS: str(shuffle),
     }
     log.info(
-        "small input (%d bytes): code generation and adaptive execution off, %d task(s) per "
-        "write, %d shuffle partition(s)", size_bytes, cores, shuffle,
+        "small input (%d bytes): code generation and adaptive execution off, %d partition(s) "
+        "per shuffle, write and reused frame", size_bytes, shuffle,
     )  # fmt: skip
     with runtime_settings(spark, settings):
         yield True
