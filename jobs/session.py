@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from jobs import jvm_functions
 from jobs.java import ensure_java
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,8 @@ def build_session(
             time zone are applied to it: its own settings are not replaced by DEFAULT_CONF.
             A JVM this process starts logs through the bundled ``spark-log4j2.properties``
             (warnings and errors; Spark's defaults when the root logger is at DEBUG, i.e.
-            ``kafka-audit -v``).
+            ``kafka-audit -v``). Column functions are then resolved once, not on each call
+            (``jobs.jvm_functions.install``: this process, any session).
 
     Raises:
         EngineError: no Java 17 / 21 available for a local session.
@@ -106,4 +108,5 @@ def build_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    jvm_functions.install()
     return spark

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
+from jobs import jvm_functions
 from jobs.small_input import SMALL_INPUT_CONF
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
@@ -46,6 +47,7 @@ def spark() -> Iterator[SparkSession]:
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    assert jvm_functions.install()  # as build_session does for the CLI and spark-submit
     yield session
     session.stop()
 

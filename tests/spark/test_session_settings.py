@@ -49,7 +49,7 @@ def test_small_input_caps_shuffles_and_tasks_at_the_cores(spark: SparkSession) -
     shuffle = "spark.sql.shuffle.partitions"
     cores = spark.sparkContext.defaultParallelism
     wide = spark.range(0, 40, 1, numPartitions=8)
-    before = spark.conf.get(shuffle)
+    before = str(spark.conf.get(shuffle))
     try:
         for own, expected in ((str(cores + 3), str(cores)), ("1", "1")):
             spark.conf.set(shuffle, own)

@@ -1,0 +1,81 @@
+"""``jobs.jvm_functions``: column functions resolved once give the same columns as PySpark's
+own per-call resolution, with no reflection round trip once resolved; on another PySpark
+release nothing is replaced."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from typing import Any
+
+import pyspark
+import pytest
+from chispa import assert_df_equality
+from py4j.clientserver import ClientServerConnection
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.functions import builtin
+
+from jobs import jvm_functions
+
+
+@pytest.fixture
+def pyspark_own(spark: SparkSession) -> Iterator[None]:
+    """PySpark's own functions for the test; the suite's replacements put back after."""
+    jvm_functions.uninstall()
+    try:
+        yield
+    finally:
+        assert jvm_functions.install()
+
+
+def _planned(spark: SparkSession) -> DataFrame:
+    """Columns by name and by literal (a date, None), lists of columns, a window."""
+    rows = [("a", 1, None), ("b", 2, "x"), (None, 3, "y")]
+    df = spark.createDataFrame(rows, "k string, n int, s string")
+    window = Window.partitionBy("k").orderBy(F.col("n").desc())
+    return df.select(
+        "k",
+        F.when(F.col("n") > F.lit(1), F.concat_ws("-", "k", "s")).otherwise(F.lit(None)).alias("w"),
+        F.struct("k", F.col("n"), F.lit(datetime.date(2026, 11, 27)).alias("d")).alias("st"),
+        F.coalesce(F.col("s"), F.lit("none")).alias("c"),
+        F.row_number().over(window).alias("r"),
+        F.array(*[F.lit(i) for i in range(3)]).alias("a"),
+    )
+
+
+def _reflection_calls(build: Any) -> int:
+    """py4j reflection commands (``r``: class and member lookups) sent while ``build`` runs."""
+    sent: list[str] = []
+    original = ClientServerConnection.send_command
+
+    def counted(self: ClientServerConnection, command: str) -> Any:
+        sent.append(command)
+        return original(self, command)
+
+    ClientServerConnection.send_command = counted
+    try:
+        build()
+    finally:
+        ClientServerConnection.send_command = original
+    return sum(1 for command in sent if command.startswith("r\n"))
+
+
+def test_same_columns_and_rows_as_pysparks_own(spark: SparkSession, pyspark_own: None) -> None:
+    own = _planned(spark)
+    own_lookups = _reflection_calls(lambda: [F.col(f"c{i}") for i in range(20)])
+    assert jvm_functions.install()
+    resolved = _planned(spark)
+    assert_df_equality(resolved, own, ignore_row_order=True)
+    assert resolved.schema == own.schema
+    assert own_lookups >= 20
+    assert _reflection_calls(lambda: [F.col(f"c{i}") for i in range(20)]) == 0
+
+
+def test_another_pyspark_release_is_left_alone(
+    spark: SparkSession, pyspark_own: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = builtin._get_jvm_function
+    monkeypatch.setattr(pyspark, "__version__", "4.1.1")
+    assert jvm_functions.install() is False
+    assert builtin._get_jvm_function is own
