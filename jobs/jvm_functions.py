@@ -13,7 +13,10 @@ cores, a warm session, the suite's settings, a 3,000-line two-day corpus, 3 pair
 ``install`` replaces those four PySpark functions by equivalents that resolve each Spark
 function once per JVM gateway and then call it directly: same arguments, same JVM call, same
 ``Column``. It only does so on the PySpark release it was written against
-(``PYSPARK_VERSION``); on any other it changes nothing and says so in the log.
+(``PYSPARK_VERSION``); on any other it changes nothing and says so in the log. PySpark modules
+that imported ``_to_seq`` by name when they were loaded (``pyspark.sql.classic.dataframe``:
+``select``, ``groupBy``...) keep PySpark's own; the column functions, which look their
+resolvers up at each call, all take the replacements.
 """
 
 from __future__ import annotations
