@@ -22,9 +22,9 @@ import ipaddress
 import json
 import os
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jobs.report import Window, check_lake, read_gold
 from schemas import findings
@@ -36,6 +36,9 @@ from schemas.ocsf import (
     FINDINGS_CATEGORY_UID,
     OCSF_VERSION,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
 
 Event = dict[str, Any]
 
@@ -207,11 +210,13 @@ def detection_findings(
 
 def without_nulls(value: Any) -> Any:
     """``value`` with every None member of a dict removed, at any depth (OCSF JSON omits
-    absent attributes; the JSON Schema of a class allows no null)."""
+    absent attributes; the JSON Schema of a class allows no null). None elements of a list
+    stay."""
     if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: without_nulls(v) if isinstance(v, dict | list) else v
+                for k, v in value.items() if v is not None}  # fmt: skip
     if isinstance(value, list):
-        return [without_nulls(v) for v in value]
+        return [without_nulls(v) if isinstance(v, dict | list) else v for v in value]
     return value
 
 
@@ -222,14 +227,24 @@ def jsonl_bytes(events: Sequence[Event]) -> bytes:
     return "".join(lines).encode("ascii")
 
 
-def write_events(events: Sequence[Event], target: str, fmt: str) -> int:
+def write_events(
+    events: Sequence[Event],
+    target: str,
+    fmt: str,
+    *,
+    schema: StructType = DETECTION_FINDING,
+    render: Callable[[Sequence[Event]], bytes] = jsonl_bytes,
+) -> int:
     """Writes ``events`` to ``target`` (replaced whole, through a temporary file beside it).
 
     Args:
-        events: Detection Findings of :func:`detection_findings`.
+        events: Events of one class (Detection Findings of :func:`detection_findings` unless
+            ``schema`` says otherwise), in the order to write.
         target: Local file path; its folder must exist.
-        fmt: ``jsonl`` (:func:`jsonl_bytes`) or ``parquet`` (pyarrow, schema
-            ``schemas.ocsf.DETECTION_FINDING``, nulls kept as nulls).
+        fmt: ``jsonl`` (``render``: :func:`jsonl_bytes` by default) or ``parquet`` (pyarrow,
+            the columns of ``schema``, nulls kept as nulls).
+        schema: The class's ``schemas.ocsf`` schema.
+        render: Events -> the bytes of the JSON Lines file.
 
     Returns:
         The number of events written.
@@ -242,11 +257,11 @@ def write_events(events: Sequence[Event], target: str, fmt: str) -> int:
 
             from jobs.lake.embedded_files import arrow_schema  # noqa: PLC0415
 
-            table = pa.Table.from_pylist(list(events), schema=arrow_schema(DETECTION_FINDING))
+            table = pa.Table.from_pylist(list(events), schema=arrow_schema(schema))
             pq.write_table(table, scratch)
         else:
             with open(scratch, "wb") as out:
-                out.write(jsonl_bytes(events))
+                out.write(render(events))
         os.replace(scratch, target)
     finally:
         if os.path.exists(scratch):

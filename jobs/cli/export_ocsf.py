@@ -4,9 +4,11 @@ events (``transforms.ocsf``), and its findings as OCSF Detection Findings
 
 Writes one file per class into ``--out``: ``authentication.jsonl`` (class 3002) and
 ``api_activity.jsonl`` (class 6003), each written by Spark from one ordered partition (by
-``time``, then ``metadata.uid``), and ``detection_finding.jsonl`` (class 2004), written without
-Spark from the small findings table (by ``time``, then the finding id); or ``.parquet``. The
-same lake and window give the same files.
+``time``, then source file, line and ``metadata.uid``), and ``detection_finding.jsonl`` (class
+2004), written without Spark from the small findings table (by ``time``, then the finding id);
+or ``.parquet``. The same lake and window give the same files. A window of at most
+``jobs.ocsf_events.MAX_ROWS`` silver rows to map is exported without Spark altogether
+(``jobs.ocsf_events``: the same files, in about a second instead of ten).
 """
 
 from __future__ import annotations
@@ -66,10 +68,20 @@ def execute(args: argparse.Namespace) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise UsageError(f"--out {args.out} is a file: give a folder")
     check_lake(args.lake, [auth_events.TABLE_NAME, authz_decisions.TABLE_NAME, findings.TABLE_NAME])
-    from jobs.session import build_session  # noqa: PLC0415
+    from jobs import ocsf_events  # noqa: PLC0415
 
-    spark = build_session("kafka-security-audit-export-ocsf", spark_master(args))
-    for line in export(spark, args.lake, args.out, args.format, window):
+    if ocsf_events.without_spark(args.lake, window):
+        log.info("at most %d silver rows in the window: mapped without Spark", ocsf_events.MAX_ROWS)
+        from jobs.ocsf_findings import export_detection_findings  # noqa: PLC0415
+
+        lines = ocsf_events.export_without_spark(args.lake, args.out, args.format, window)
+        lines.append(export_detection_findings(args.lake, args.out, args.format, window))
+    else:
+        from jobs.session import build_session  # noqa: PLC0415
+
+        spark = build_session("kafka-security-audit-export-ocsf", spark_master(args))
+        lines = export(spark, args.lake, args.out, args.format, window)
+    for line in lines:
         print(line, file=sys.stdout)
     return 0
 

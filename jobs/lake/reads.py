@@ -7,6 +7,7 @@ No pyspark import here: the callers start without Spark.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,11 @@ def is_delta_table(path: str) -> bool:
 
 
 def read_rows(
-    path: str, partition_column: str, start: date | None, end: date | None
+    path: str,
+    partition_column: str,
+    start: date | None,
+    end: date | None,
+    columns: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The rows of one small table whose date partition is in ``[start, end)``.
 
@@ -37,6 +42,7 @@ def read_rows(
         partition_column: its ``DateType`` partition column.
         start / end: the days to keep (end exclusive); both None = every row, null partitions
             included.
+        columns: the columns to read (None: every column).
 
     Returns:
         The rows as dicts (timestamps as aware UTC datetimes, dates as ``datetime.date``).
@@ -49,10 +55,36 @@ def read_rows(
     if start is not None and end is not None:
         day = ds.field(partition_column)
         where = (day >= start) & (day < end)
-    arrow = dataset.to_table(filter=where)
+    arrow = dataset.to_table(columns=None if columns is None else list(columns), filter=where)
     rows: list[dict[str, Any]] = arrow.to_pylist()
     del arrow, dataset  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
     return rows
+
+
+def row_count(
+    path: str,
+    partition_column: str | None = None,
+    start: date | None = None,
+    end: date | None = None,
+) -> int | None:
+    """The rows of a table's current snapshot, summed from the row counts its Delta log keeps
+    for each file (no data file is read): every file, or with ``start`` and ``end`` only those
+    whose ``partition_column`` day is in ``[start, end)`` (as ``read_rows`` keeps them). None
+    when a counted file has no row count (written without statistics)."""
+    from deltalake import DeltaTable  # noqa: PLC0415
+
+    actions = DeltaTable(path).get_add_actions(flatten=True)
+    counts: list[int | None] = []
+    if actions.num_rows:
+        counts = list(actions.column("num_records").to_pylist())
+        if partition_column is not None and start is not None and end is not None:
+            days = actions.column(f"partition.{partition_column}").to_pylist()
+            counts = [n for n, day in zip(counts, days, strict=True)
+                      if day is not None and start <= day < end]  # fmt: skip
+    del actions
+    if any(count is None for count in counts):
+        return None
+    return sum(count for count in counts if count is not None)
 
 
 def read_pandas(path: str) -> pd.DataFrame:

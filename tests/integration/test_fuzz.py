@@ -91,3 +91,22 @@ def test_no_control_character_in_any_rendered_report(
     text = render(build_report(str(lake), sections, window), fmt, window.describe(), str(lake))
     assert not CONTROL.findall(text)
     assert not CONTROL.findall(summary.render())
+
+
+def test_export_ocsf_without_spark_writes_what_spark_writes(
+    spark: SparkSession, fuzzed: tuple[FuzzCorpus, Path, RunSummary], tmp_path: Path
+) -> None:
+    """The damaged lines' events (control bytes, invalid UTF-8, bidi principals...) come out of
+    ``jobs.ocsf_events`` byte for byte as Spark's JSON writer writes them."""
+    from jobs.cli.export_ocsf import export  # noqa: PLC0415
+    from jobs.ocsf_events import export_without_spark  # noqa: PLC0415
+    from jobs.report import Window  # noqa: PLC0415
+
+    _, lake, _ = fuzzed
+    by_spark = export(spark, str(lake), str(tmp_path / "spark"), "jsonl", Window())[:2]
+    by_python = export_without_spark(str(lake), str(tmp_path / "python"), "jsonl", Window())
+    assert [line.replace("/spark/", "/python/") for line in by_spark] == by_python
+    for name in ("authentication", "api_activity"):
+        expected = (tmp_path / "spark" / f"{name}.jsonl").read_bytes()
+        assert expected.count(b"\n") > 20, name
+        assert (tmp_path / "python" / f"{name}.jsonl").read_bytes() == expected, name

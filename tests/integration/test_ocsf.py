@@ -346,3 +346,133 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
         "api": {"operation": "CreateTopics", "request": {"uid": "7"}},
         "src_endpoint": {"name": "unknown"},
     }  # fmt: skip
+
+
+def _hostile_lake(spark: SparkSession, lake: Path) -> None:
+    """A lake of silver rows the samples do not have: control characters, quotes, backslashes
+    (one before a literal 'u001b'), non-ASCII and a line separator in names and reasons; empty
+    strings where the mapping coalesces; a principal without ':'; times before 1970 and with
+    microseconds; rows the export leaves out. An empty findings table beside them."""
+    from jobs.lake.tables import Engine, Lake  # noqa: PLC0415
+    from schemas import auth_events, authz_decisions, findings  # noqa: PLC0415
+
+    odd = 'a "quoted" \\ back\\u001b \x1b[31mred\x00 é 😀 \u2028 end'
+    early = datetime(1969, 12, 31, 23, 59, 59, 999_500, tzinfo=UTC)
+    auth = [
+        _row(auth_events.AUTH_EVENTS, event_type="authentication_failed", side="client",
+             principal=f"User:{odd}", reason=odd, client_id="", mechanism="", broker_node_id=3,
+             peer_host="broker-3", peer_port=9093),
+        _row(auth_events.AUTH_EVENTS, line_number=2, event_type="authentication_failed",
+             principal="alice", failure_reason_code="SSL_HANDSHAKE_FAILED", event_ts=early),
+        _row(auth_events.AUTH_EVENTS, line_number=3, event_type="reauthentication_succeeded",
+             principal="Group:ops", connection_id="1.2.3.4:9092-5.6.7.8:5000-1", local_ip="1.2.3.4",
+             local_port=9092, listener="SASL_SSL", security_protocol="SASL_SSL",
+             event_ts=datetime(2026, 11, 20, 10, 0, 0, 123_456, tzinfo=UTC)),
+        _row(auth_events.AUTH_EVENTS, line_number=4, event_type="authentication_failed",
+             failure_reason_code="OAUTH_TOKEN_EXPIRED", source_format="confluent_audit"),
+        _row(auth_events.AUTH_EVENTS, line_number=5, event_type="session_lifetime"),
+        _row(auth_events.AUTH_EVENTS, line_number=6, event_type="client_authentication_failed",
+             event_ts=None),
+    ]  # fmt: skip
+    authz = [
+        _row(authz_decisions.AUTHZ_DECISIONS, record_type="decision", operation="UNKNOWN_OP",
+             operation_raw="", correlation_id=0, rule=f"rule {odd}", resource_name=odd,
+             decision=""),
+        _row(authz_decisions.AUTHZ_DECISIONS, line_number=2, record_type="decision",
+             decision="ALLOWED", authorizer="StandardAuthorizer", rbac_role="Role\t1",
+             principal="User:ü", host="::1", resource_type="GROUP", event_ts=early),
+        _row(authz_decisions.AUTHZ_DECISIONS, line_number=3, record_type="decision",
+             decision="DENIED", operation="WRITE", operation_raw="Write", api_name="Produce",
+             client_id=odd, source_path="/logs/a/authorizer.log"),
+        _row(authz_decisions.AUTHZ_DECISIONS, line_number=4, record_type="acl_match",
+             decision="ALLOWED"),
+        _row(authz_decisions.AUTHZ_DECISIONS, line_number=5, record_type="decision",
+             decision="DENIED", event_ts=None),
+    ]  # fmt: skip
+    target = Lake(spark, str(lake), Engine.EMBEDDED)
+    for module, schema, rows in (
+        (auth_events, auth_events.AUTH_EVENTS, auth),
+        (authz_decisions, authz_decisions.AUTHZ_DECISIONS, authz),
+        (findings, findings.FINDINGS, []),
+    ):
+        target.write(spark.createDataFrame(rows, schema), module.TABLE_NAME, schema=schema,
+                     partition_by=module.PARTITION_COLUMNS, replace_partitions=None,
+                     replace_all=True, app_id="test")  # fmt: skip
+
+
+def _exports(spark: SparkSession, lake: Path, out: Path, fmt: str, window: Window) -> None:
+    """Both ways into ``out/spark`` and ``out/python``: the same printed lines, the same files
+    (JSON Lines byte for byte; Parquet row for row, the same columns)."""
+    from jobs.ocsf_events import export_without_spark  # noqa: PLC0415
+
+    by_spark = export(spark, str(lake), str(out / "spark"), fmt, window)[:2]
+    by_python = export_without_spark(str(lake), str(out / "python"), fmt, window)
+    assert [line.replace("/spark/", "/python/") for line in by_spark] == by_python
+    for name in ("authentication", "api_activity"):
+        spark_file, python_file = out / "spark" / f"{name}.{fmt}", out / "python" / f"{name}.{fmt}"
+        if fmt == "jsonl":
+            assert python_file.read_bytes() == spark_file.read_bytes(), name
+        else:
+            expected, got = pq.read_table(spark_file), pq.read_table(python_file)
+            assert got.to_pylist() == expected.to_pylist(), name
+            assert got.schema.names == expected.schema.names
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_without_spark_the_files_spark_writes(
+    spark: SparkSession, samples_lake: Path, tmp_path: Path, fmt: str
+) -> None:
+    """jobs.ocsf_events maps as transforms.ocsf does: on the samples lake (every day, one day)
+    and on hostile rows, the files are those Spark writes."""
+    from datetime import date  # noqa: PLC0415
+
+    _exports(spark, samples_lake, tmp_path / "all", fmt, Window())
+    _exports(spark, samples_lake, tmp_path / "day", fmt, Window(date(2020, 6, 3), date(2020, 6, 4)))
+    _hostile_lake(spark, tmp_path / "lake")
+    _exports(spark, tmp_path / "lake", tmp_path / "hostile", fmt, Window())
+    if fmt == "jsonl":  # the escapes Jackson writes, upper-case hex; the rest as it is
+        text = (tmp_path / "hostile" / "python" / "api_activity.jsonl").read_text("utf-8")
+        assert '\\"quoted\\" \\\\ back\\\\u001b \\u001B[31mred\\u0000 é 😀 \u2028 end' in text
+
+
+def test_cli_exports_a_small_lake_without_spark(
+    *,
+    exported: tuple[Path, list[str]],
+    samples_lake: Path,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Up to MAX_ROWS rows the command maps without Spark, above it with Spark: the same
+    files and lines either way."""
+    import logging  # noqa: PLC0415
+
+    from jobs import ocsf_events  # noqa: PLC0415
+
+    caplog.set_level(logging.INFO, logger="jobs.cli.export_ocsf")
+    printed = {}
+    for limit, folder in ((ocsf_events.MAX_ROWS, "small"), (21, "large")):
+        monkeypatch.setattr(ocsf_events, "MAX_ROWS", limit)
+        caplog.clear()
+        out = tmp_path / folder
+        assert main(["export-ocsf", "--lake", str(samples_lake), "--out", str(out)]) == 0
+        printed[folder] = capsys.readouterr().out.replace(str(out), "OUT")
+        without = [r for r in caplog.records if "mapped without Spark" in r.getMessage()]
+        assert len(without) == (folder == "small")
+        for name in ("authentication", "api_activity", "detection_finding"):
+            expected = (exported[0] / f"{name}.jsonl").read_bytes()
+            assert (out / f"{name}.jsonl").read_bytes() == expected, (folder, name)
+    assert printed["small"] == printed["large"]
+    assert printed["small"].count("OCSF class") == 3
+    # The threshold counts the window's rows only, from the Delta log.
+    from datetime import date  # noqa: PLC0415
+
+    from jobs.lake.reads import row_count  # noqa: PLC0415
+
+    decisions = str(samples_lake / "authz_decisions")
+    day = (date(2020, 6, 3), date(2020, 6, 4))
+    assert (row_count(decisions), row_count(decisions, "event_date", *day)) == (12, 4)
+    monkeypatch.setattr(ocsf_events, "MAX_ROWS", 4)
+    assert ocsf_events.without_spark(str(samples_lake), Window(*day))
+    assert not ocsf_events.without_spark(str(samples_lake), Window())
