@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -28,7 +29,7 @@ from typing import Any
 
 from pyspark.sql.types import StructType
 
-from jobs.lake.reads import read_rows, row_count, table_path
+from jobs.lake.reads import iter_rows, row_count, table_path
 from jobs.ocsf_findings import Event, epoch_ms, without_nulls, write_events
 from jobs.report import Window
 from schemas import auth_events as ae
@@ -299,11 +300,6 @@ def jackson_line(event: Event) -> str:
     return text + "\n"
 
 
-def jackson_jsonl_bytes(events: Sequence[Event]) -> bytes:
-    """The events as Spark's JSON writer writes them (:func:`jackson_line`), UTF-8."""
-    return "".join(jackson_line(e) for e in events).encode("utf-8")
-
-
 def _order(event: Event) -> tuple[Any, ...]:
     """``transforms.ocsf.in_order``'s sort key: time, log file, line number, uid; ascending,
     nulls first (Spark's default)."""
@@ -313,14 +309,26 @@ def _order(event: Event) -> tuple[Any, ...]:
             event["metadata"]["uid"])  # fmt: skip
 
 
-def mapped(
-    rows: Iterable[Mapping[str, Any]], mapping: Callable[[Mapping[str, Any]], Event | None]
-) -> list[Event]:
-    """The events ``mapping`` (:func:`authentication_event` or :func:`api_activity_event`)
-    makes of ``rows``, in the order of ``transforms.ocsf.in_order``."""
-    events = [e for e in (mapping(row) for row in rows) if e is not None]
-    events.sort(key=_order)
-    return events
+def _collected(
+    export: _Export, rows: Iterable[Mapping[str, Any]], fmt: str
+) -> tuple[list[Any], int]:
+    """The events of ``rows`` in the order of ``transforms.ocsf.in_order``, each already a JSON
+    line (:func:`jackson_line`) for ``jsonl``, so that only the text stays in memory; and how
+    many rows of the class were left out for want of a timestamp."""
+    keyed: list[tuple[tuple[Any, ...], Any]] = []
+    skipped = 0
+    for row in rows:
+        event = export.mapping(row)
+        if event is None:
+            skipped += row["event_ts"] is None and export.takes(row)
+            continue
+        keyed.append((_order(event), jackson_line(event) if fmt == "jsonl" else event))
+    keyed.sort(key=operator.itemgetter(0))
+    return [item for _, item in keyed], skipped
+
+
+def _utf8(lines: Sequence[str]) -> bytes:
+    return "".join(lines).encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -362,13 +370,10 @@ def export_without_spark(lake: str, out: str, fmt: str, window: Window) -> list[
     lines = []
     for export in _EXPORTS:
         path = table_path(lake, export.table)
-        rows = read_rows(path, "event_date", window.start, window.end, export.columns)
-        events = mapped(rows, export.mapping)
-        skipped = sum(1 for r in rows if r["event_ts"] is None and export.takes(r))
-        del rows
+        rows = iter_rows(path, "event_date", window.start, window.end, export.columns)
+        events, skipped = _collected(export, rows, fmt)
         target = os.path.join(out, f"{export.name}.{fmt}")
-        written = write_events(events, target, fmt, schema=export.schema,
-                               render=jackson_jsonl_bytes)  # fmt: skip
+        written = write_events(events, target, fmt, schema=export.schema, render=_utf8)
         note = f" ({skipped} without a timestamp left out)" if skipped else ""
         lines.append(f"{written:>8} OCSF class {export.class_uid} events -> {target}{note}")
     return lines

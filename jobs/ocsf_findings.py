@@ -228,18 +228,19 @@ def jsonl_bytes(events: Sequence[Event]) -> bytes:
 
 
 def write_events(
-    events: Sequence[Event],
+    events: Sequence[Any],
     target: str,
     fmt: str,
     *,
     schema: StructType = DETECTION_FINDING,
-    render: Callable[[Sequence[Event]], bytes] = jsonl_bytes,
+    render: Callable[[Sequence[Any]], bytes] = jsonl_bytes,
 ) -> int:
     """Writes ``events`` to ``target`` (replaced whole, through a temporary file beside it).
 
     Args:
         events: Events of one class (Detection Findings of :func:`detection_findings` unless
-            ``schema`` says otherwise), in the order to write.
+            ``schema`` says otherwise), in the order to write; for ``jsonl``, whatever
+            ``render`` takes (``jobs.ocsf_events`` passes lines already rendered).
         target: Local file path; its folder must exist.
         fmt: ``jsonl`` (``render``: :func:`jsonl_bytes` by default) or ``parquet`` (pyarrow,
             the columns of ``schema``, nulls kept as nulls).

@@ -7,7 +7,7 @@ No pyspark import here: the callers start without Spark.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +29,7 @@ def is_delta_table(path: str) -> bool:
 
 
 def read_rows(
-    path: str,
-    partition_column: str,
-    start: date | None,
-    end: date | None,
-    columns: Sequence[str] | None = None,
+    path: str, partition_column: str, start: date | None, end: date | None
 ) -> list[dict[str, Any]]:
     """The rows of one small table whose date partition is in ``[start, end)``.
 
@@ -42,11 +38,22 @@ def read_rows(
         partition_column: its ``DateType`` partition column.
         start / end: the days to keep (end exclusive); both None = every row, null partitions
             included.
-        columns: the columns to read (None: every column).
 
     Returns:
         The rows as dicts (timestamps as aware UTC datetimes, dates as ``datetime.date``).
     """
+    return list(iter_rows(path, partition_column, start, end))
+
+
+def iter_rows(
+    path: str,
+    partition_column: str,
+    start: date | None,
+    end: date | None,
+    columns: Sequence[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """``read_rows``' rows (``columns`` only, when given), one Arrow batch at a time: the
+    whole table is never held as Python objects at once."""
     import pyarrow.dataset as ds  # noqa: PLC0415
     from deltalake import DeltaTable  # noqa: PLC0415
 
@@ -55,10 +62,11 @@ def read_rows(
     if start is not None and end is not None:
         day = ds.field(partition_column)
         where = (day >= start) & (day < end)
-    arrow = dataset.to_table(columns=None if columns is None else list(columns), filter=where)
-    rows: list[dict[str, Any]] = arrow.to_pylist()
-    del arrow, dataset  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
-    return rows
+    chosen = None if columns is None else list(columns)
+    for batch in dataset.to_batches(columns=chosen, filter=where):
+        yield from batch.to_pylist()
+        del batch  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
+    del dataset
 
 
 def row_count(
