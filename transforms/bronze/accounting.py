@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas.raw_lines import LAYOUT_UNRECOGNIZED
@@ -35,9 +35,18 @@ BUCKETS: tuple[str, ...] = (
 )
 
 
-def _tagged(df: DataFrame, bucket: str, weight: str | None = None) -> DataFrame:
-    amount = F.col(weight).cast("long") if weight else F.lit(1).cast("long")
-    return df.select("source_path", F.lit(bucket).alias("bucket"), amount.alias("amount"))
+def _count_if(condition: Column) -> Column:
+    """Rows for which ``condition`` holds (null counts as false), as a long."""
+    return F.count_if(F.coalesce(condition, F.lit(False)))
+
+
+def _with_columns(counts: DataFrame, names: Sequence[str]) -> DataFrame:
+    """source_path and the long columns ``names``, null where ``counts`` has no such column."""
+    present = set(counts.columns)
+    return counts.select(
+        "source_path",
+        *[(F.col(n) if n in present else F.lit(None)).cast("long").alias(n) for n in names],
+    )
 
 
 def _distinct_records(frames: Sequence[DataFrame]) -> DataFrame:
@@ -70,28 +79,32 @@ def line_accounting(
     Output columns:
         source_path (string), one long per ``BUCKETS`` name, balanced (boolean).
     """
-    frames = [
-        _tagged(numbered, "physical_lines"),
-        _tagged(numbered.where(F.col("line_kind") == "comment"), "comment_lines"),
-        _tagged(numbered.where(F.col("line_kind") == "blank"), "blank_lines"),
-        _tagged(records, "folded_lines", "line_count"),
-        _tagged(records, "records"),
-        _tagged(bronze, "bronze_records"),
-        _tagged(bronze.where(F.col("family").isNull()), "out_of_scope"),
-        _tagged(
-            bronze.where(F.col("family").isNotNull() & ~F.col("family").isin(*parsed_families)),
-            "pending",
+    family = F.col("family")
+    # One aggregate per input, each read once (a union of filtered copies read the numbered
+    # lines three times, the records twice and bronze four times), then one row per file.
+    per_source = [
+        numbered.groupBy("source_path").agg(
+            F.count(F.lit(1)).alias("physical_lines"),
+            _count_if(F.col("line_kind") == "comment").alias("comment_lines"),
+            _count_if(F.col("line_kind") == "blank").alias("blank_lines"),
         ),
-        _tagged(bronze.where(F.col("layout") == LAYOUT_UNRECOGNIZED), "unrecognized"),
-        _tagged(quarantine, "quarantined"),
-        _tagged(_distinct_records(parsed), "parsed"),
+        records.groupBy("source_path").agg(
+            F.sum(F.col("line_count").cast("long")).alias("folded_lines"),
+            F.count(F.lit(1)).alias("records"),
+        ),
+        bronze.groupBy("source_path").agg(
+            F.count(F.lit(1)).alias("bronze_records"),
+            _count_if(family.isNull()).alias("out_of_scope"),
+            _count_if(family.isNotNull() & ~family.isin(*parsed_families)).alias("pending"),
+            _count_if(F.col("layout") == LAYOUT_UNRECOGNIZED).alias("unrecognized"),
+        ),
+        quarantine.groupBy("source_path").agg(F.count(F.lit(1)).alias("quarantined")),
+        _distinct_records(parsed).groupBy("source_path").agg(F.count(F.lit(1)).alias("parsed")),
     ]
-    union = union_by_name(frames)
-    counts = (
-        union.groupBy("source_path")
-        .pivot("bucket", [b for b in BUCKETS if b != "outside_window"])
-        .agg(F.sum("amount"))
-        .na.fill(0)
+    counted = [b for b in BUCKETS if b != "outside_window"]
+    union = union_by_name([_with_columns(df, counted) for df in per_source])
+    counts = union.groupBy("source_path").agg(
+        *[F.coalesce(F.sum(b), F.lit(0)).cast("long").alias(b) for b in counted]
     )
     c = {b: F.col(b) for b in BUCKETS}
     outside = c["records"] - c["bronze_records"]
