@@ -75,9 +75,15 @@ def _stats_kind(arrow_type: pa.DataType) -> str | None:
     return next((kind for kind, test in kinds.items() if test(arrow_type)), "")
 
 
-def _ts_text(millis: int, tz: bool) -> str:
-    moment = _EPOCH + datetime.timedelta(milliseconds=millis)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}" + ("Z" if tz else "")
+def _ts_text(millis: int, tz: bool) -> str | None:
+    """Delta's JSON form of a timestamp statistic; None (no bound recorded: readers then skip
+    no file on it) outside years 1-9999, which Spark's timestamps reach and Python's do not."""
+    try:
+        moment = _EPOCH + datetime.timedelta(milliseconds=millis)
+    except OverflowError:
+        return None
+    clock = moment.strftime("-%m-%dT%H:%M:%S.") + f"{millis % 1000:03d}"
+    return f"{moment.year:04d}{clock}" + ("Z" if tz else "")
 
 
 @dataclasses.dataclass

@@ -152,6 +152,24 @@ def test_add_actions_carry_delta_statistics(spark: SparkSession, lake: Lake) -> 
     )
 
 
+def test_a_time_past_year_9999_is_written_without_its_bound(
+    spark: SparkSession, lake: Lake
+) -> None:
+    """Spark's timestamps reach past year 9999 (a crafted JSON time can parse to one), Python's
+    do not: the file gets no max for that column instead of the write failing."""
+    far = sf.timestamp_micros(sf.lit(253_402_300_800_001_000))  # 10000-01-01T00:00:00.001Z
+    df = _df(spark, [_row(1, D1), _row(2, D1)]).coalesce(1)
+    df = df.withColumn(
+        "event_ts", sf.when(sf.col("event_id") == 2, far).otherwise(sf.col("event_ts"))
+    )
+    _write(lake, df, None, "bronze")
+    (stats,) = pa.table(DeltaTable(lake.table_path("events")).get_add_actions(True)).to_pylist()
+    low = datetime(2026, 11, 20, 10, 0, 0, 123000, tzinfo=UTC)
+    assert (stats["num_records"], stats["min.event_ts"], stats["max.event_ts"]) == (2, low, None)
+    back = lake.read("events", SCHEMA).select("event_id", sf.unix_micros("event_ts"))
+    assert sorted(back.collect()) == [(1, 1_795_168_800_123_456), (2, 253_402_300_800_001_000)]
+
+
 def test_read_returns_the_snapshot_with_the_requested_schema(
     spark: SparkSession, lake: Lake
 ) -> None:
