@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jobs.lake.reads import iter_rows, row_count, table_path
-from jobs.ocsf_findings import Event, epoch_ms, without_nulls, write_events
+from jobs.ocsf_findings import Event, without_nulls, write_events
 from jobs.report import Window
 from schemas import auth_events as ae
 from schemas import authz_decisions as az
@@ -120,7 +120,7 @@ def _metadata(class_uid: int, row: Mapping[str, Any], event_code: str | None) ->
 
 
 def _classified(
-    of: tuple[int, str, int, str], activity: tuple[int, str | None], succeeded: bool, moment: Any
+    of: tuple[int, str, int, str], activity: tuple[int, str | None], succeeded: bool, micros: int
 ) -> Event:
     """The class, category, type, time and status attributes (``_classify`` and ``_status``) of
     an event of class ``of`` (class_uid, class_name, category_uid, category_name)."""
@@ -136,7 +136,7 @@ def _classified(
         "class_name": class_name,
         "type_uid": class_uid * 100 + activity_id,
         "type_name": None if activity_name is None else f"{class_name}: {activity_name}",
-        "time": epoch_ms(moment),
+        "time": micros // 1000,  # unix_millis: whole milliseconds, floored
         "timezone_offset": 0,
         "severity_id": status_id,
         "severity": SEVERITY_CAPTIONS.get(status_id),
@@ -163,7 +163,7 @@ def _auth_protocol(row: Mapping[str, Any]) -> tuple[int, str | None]:
 def _auth_endpoints(row: Mapping[str, Any]) -> Event:
     """``transforms.ocsf._auth_endpoints``: src_endpoint, dst_endpoint and session."""
     peer = {"hostname": row["peer_host"], "ip": row["peer_ip"], "port": row["peer_port"]}
-    if (row["side"] or "broker") == "broker":
+    if _coalesce(row["side"], "broker") == "broker":
         broker = _endpoint(uid=row["node_id"], ip=row["local_ip"], port=row["local_port"],
                            interface_name=row["listener"])  # fmt: skip
         session = {"uid": row["connection_id"]} if row["connection_id"] is not None else None
@@ -182,9 +182,10 @@ def is_authentication(row: Mapping[str, Any]) -> bool:
 
 
 def authentication_event(row: Mapping[str, Any]) -> Event | None:
-    """One silver.auth_events row (``schemas.auth_events.AUTH_EVENTS`` as a dict, timestamps
-    aware) as ``transforms.ocsf.authentication_events`` maps it (``schemas.ocsf.AUTHENTICATION``
-    keys in order); None for a row that function leaves out (not an outcome, or no time)."""
+    """One silver.auth_events row (``schemas.auth_events.AUTH_EVENTS`` as a dict, ``event_ts``
+    in microseconds since the Unix epoch, UTC) as ``transforms.ocsf.authentication_events``
+    maps it (``schemas.ocsf.AUTHENTICATION`` keys in order); None for a row that function
+    leaves out (not an outcome, or no time)."""
     if not is_authentication(row) or row["event_ts"] is None:
         return None
     event_type = row["event_type"]
@@ -235,9 +236,9 @@ def is_api_activity(row: Mapping[str, Any]) -> bool:
 
 def api_activity_event(row: Mapping[str, Any]) -> Event | None:
     """One silver.authz_decisions row (``schemas.authz_decisions.AUTHZ_DECISIONS`` as a dict,
-    timestamps aware) as ``transforms.ocsf.api_activity_events`` maps it
-    (``schemas.ocsf.API_ACTIVITY`` keys in order); None for a row that function leaves out (not
-    a decision, or no time)."""
+    ``event_ts`` in microseconds since the Unix epoch, UTC) as
+    ``transforms.ocsf.api_activity_events`` maps it (``schemas.ocsf.API_ACTIVITY`` keys in
+    order); None for a row that function leaves out (not a decision, or no time)."""
     if not is_api_activity(row) or row["event_ts"] is None:
         return None
     operation = row["operation"]
@@ -370,7 +371,8 @@ def export_without_spark(lake: str, out: str, fmt: str, window: Window) -> list[
     lines = []
     for export in _EXPORTS:
         path = table_path(lake, export.table)
-        rows = iter_rows(path, "event_date", window.start, window.end, export.columns)
+        rows = iter_rows(path, "event_date", window.start, window.end,
+                         columns=export.columns, micros=("event_ts",))  # fmt: skip
         events, skipped = _collected(export, rows, fmt)
         target = os.path.join(out, f"{export.name}.{fmt}")
         written = write_events(events, target, fmt, schema=export.schema, render=_utf8)

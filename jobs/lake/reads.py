@@ -50,10 +50,15 @@ def iter_rows(
     partition_column: str,
     start: date | None,
     end: date | None,
+    *,
     columns: Sequence[str] | None = None,
+    micros: Sequence[str] = (),
 ) -> Iterator[dict[str, Any]]:
     """``read_rows``' rows (``columns`` only, when given), one Arrow batch at a time: the
-    whole table is never held as Python objects at once."""
+    whole table is never held as Python objects at once. The timestamp columns named in
+    ``micros`` come as int microseconds since the Unix epoch: a ``datetime`` cannot hold a
+    year past 9999, Spark's timestamps can."""
+    import pyarrow as pa  # noqa: PLC0415
     import pyarrow.dataset as ds  # noqa: PLC0415
     from deltalake import DeltaTable  # noqa: PLC0415
 
@@ -63,9 +68,13 @@ def iter_rows(
         day = ds.field(partition_column)
         where = (day >= start) & (day < end)
     chosen = None if columns is None else list(columns)
-    for batch in dataset.to_batches(columns=chosen, filter=where):
+    for read in dataset.to_batches(columns=chosen, filter=where):
+        batch = read
+        for name in micros:
+            at = batch.schema.get_field_index(name)
+            batch = batch.set_column(at, name, batch.column(at).cast(pa.int64()))
         yield from batch.to_pylist()
-        del batch  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
+        del batch, read  # release Arrow memory before exit (docs/architecture.md, Delta pitfalls)
     del dataset
 
 

@@ -351,8 +351,8 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
 def _hostile_lake(spark: SparkSession, lake: Path) -> None:
     """A lake of silver rows the samples do not have: control characters, quotes, backslashes
     (one before a literal 'u001b'), non-ASCII and a line separator in names and reasons; empty
-    strings where the mapping coalesces; a principal without ':'; times before 1970 and with
-    microseconds; rows the export leaves out. An empty findings table beside them."""
+    strings where the mapping coalesces; a principal without ':'; times before 1970, with
+    microseconds and after year 9999; rows the export leaves out. An empty findings table beside them."""
     from jobs.lake.tables import Engine, Lake  # noqa: PLC0415
     from schemas import auth_events, authz_decisions, findings  # noqa: PLC0415
 
@@ -373,7 +373,12 @@ def _hostile_lake(spark: SparkSession, lake: Path) -> None:
         _row(auth_events.AUTH_EVENTS, line_number=5, event_type="session_lifetime"),
         _row(auth_events.AUTH_EVENTS, line_number=6, event_type="client_authentication_failed",
              event_ts=None),
+        # side '' is not 'broker' (coalesce keeps it): the client-side endpoints; its time is
+        # set below past year 9999, which Spark holds and a Python datetime cannot.
+        _row(auth_events.AUTH_EVENTS, line_number=7, event_type="authentication_succeeded",
+             side="", node_id="1", peer_ip="10.0.0.1", connection_id="c1"),
     ]  # fmt: skip
+    far = F.timestamp_micros(F.lit(253_402_300_800_001_000))  # 10000-01-01T00:00:00.001Z
     authz = [
         _row(authz_decisions.AUTHZ_DECISIONS, record_type="decision", operation="UNKNOWN_OP",
              operation_raw="", correlation_id=0, rule=f"rule {odd}", resource_name=odd,
@@ -395,7 +400,11 @@ def _hostile_lake(spark: SparkSession, lake: Path) -> None:
         (authz_decisions, authz_decisions.AUTHZ_DECISIONS, authz),
         (findings, findings.FINDINGS, []),
     ):
-        target.write(spark.createDataFrame(rows, schema), module.TABLE_NAME, schema=schema,
+        frame = spark.createDataFrame(rows, schema)
+        if module is auth_events:
+            last = F.col("line_number") == 7
+            frame = frame.withColumn("event_ts", F.when(last, far).otherwise(F.col("event_ts")))
+        target.write(frame, module.TABLE_NAME, schema=schema,
                      partition_by=module.PARTITION_COLUMNS, replace_partitions=None,
                      replace_all=True, app_id="test")  # fmt: skip
 
