@@ -326,3 +326,29 @@ def test_a_record_cut_inside_a_secret_keeps_the_rest_of_the_secret_as_its_contin
         "line_number long, line_kind string",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_ends_inside_secret_line_by_line(spark: SparkSession) -> None:
+    """A line ending in ')', ']' or '}' (multi-byte text before it too) never ends inside a
+    secret; one ending inside a value, after a key or inside a key's name does; null and ''
+    do not."""
+    from transforms.bronze.redaction import ends_inside_secret  # noqa: PLC0415
+
+    lines = [
+        (None, False),
+        ("", False),
+        (")", False),
+        ("[2026-11-20 10:00:00,000] INFO Completed request:{} (kafka.request.logger)", False),
+        ('{"hmac":"Zm9v"}', False),
+        ('é "hmac":"Zm9v]', False),
+        ('Completed request:{"request":{"hmac":"Zm9v', True),
+        ('Completed request:{"request":{"HMAC":', True),
+        ('Completed request:{"request":{"hm', True),
+        ("RenewDelegationTokenRequestData(hmac=[1, 2", True),
+        ("Renew(hm", True),
+        ("é ü no secret here", False),
+        ("a line ending in ) ", False),
+    ]
+    df = spark.createDataFrame([(i, v) for i, (v, _) in enumerate(lines)], "i int, value string")
+    got = df.select("i", ends_inside_secret(F.col("value")).alias("open")).orderBy("i").collect()
+    assert [row["open"] for row in got] == [expected for _, expected in lines]

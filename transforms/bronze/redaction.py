@@ -281,12 +281,14 @@ def ends_inside_secret(line: Column) -> Column:
     Boolean Column, false for null. Cheap for nearly every line: one that ends in ``)``, ``]``
     or ``}`` (a log4j ``(logger)``, a Strimzi ``[thread]``, a JSON object) skips the regexes,
     as no base64 or byte-array value and no key name ends in those; the key-name test reads
-    the last 16 characters only, the value test runs on lines that name a secret key.
+    the last 16 characters only, the value test runs on lines that name a secret key. The
+    last character is tested with ``endswith`` (the last bytes): ``substring(line, -1, 1)``
+    counts every character of the line first, which cost 8 s per million lines.
     """
-    last = F.substring(line, -1, 1)
+    closes = reduce(operator.or_, [line.endswith(end) for end in (")", "]", "}")])
     open_key = F.substring(line, -16, 16).rlike(r"(?i)" + _OPEN_KEY + r"\z")
     open_value = F.when(mentions_secret_key(line), line.rlike(r"(?i)" + _OPEN_VALUE + r"\z"))
-    return F.coalesce(F.when(~last.isin(")", "]", "}"), open_key | open_value), F.lit(False))
+    return F.coalesce(F.when(~closes, open_key | open_value), F.lit(False))
 
 
 def redact_split_values(first_line: Column, rest: Column) -> Column:
