@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jobs.lake.reads import iter_rows, row_count, table_path
-from jobs.ocsf_findings import Event, without_nulls, write_events
+from jobs.ocsf_findings import Event, export_line, without_nulls, write_events
 from jobs.report import Window
 from schemas import auth_events as ae
 from schemas import authz_decisions as az
@@ -376,6 +376,5 @@ def export_without_spark(lake: str, out: str, fmt: str, window: Window) -> list[
         events, skipped = _collected(export, rows, fmt)
         target = os.path.join(out, f"{export.name}.{fmt}")
         written = write_events(events, target, fmt, schema=export.schema, render=_utf8)
-        note = f" ({skipped} without a timestamp left out)" if skipped else ""
-        lines.append(f"{written:>8} OCSF class {export.class_uid} events -> {target}{note}")
+        lines.append(export_line(written, export.class_uid, target, skipped))
     return lines

@@ -292,5 +292,11 @@ def export_detection_findings(lake: str, out: str, fmt: str, window: Window) -> 
     os.makedirs(out, exist_ok=True)
     target = os.path.join(out, f"{DETECTION_FINDING_NAME}.{fmt}")
     written = write_events(events, target, fmt)
+    return export_line(written, DETECTION_FINDING_CLASS_UID, target, skipped)
+
+
+def export_line(written: int, class_uid: int, target: str, skipped: int) -> str:
+    """The line ``export-ocsf`` prints for one file: how many events of which class went
+    where, and how many were left out for want of a timestamp (when any)."""
     note = f" ({skipped} without a timestamp left out)" if skipped else ""
-    return f"{written:>8} OCSF class {DETECTION_FINDING_CLASS_UID} events -> {target}{note}"
+    return f"{written:>8} OCSF class {class_uid} events -> {target}{note}"

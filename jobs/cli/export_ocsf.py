@@ -105,7 +105,7 @@ def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     from jobs.lake.tables import Lake, choose_engine  # noqa: PLC0415
-    from jobs.ocsf_findings import export_detection_findings  # noqa: PLC0415
+    from jobs.ocsf_findings import export_detection_findings, export_line  # noqa: PLC0415
     from jobs.small_input import small_input_settings  # noqa: PLC0415
     from schemas import auth_events, authz_decisions  # noqa: PLC0415
     from schemas.ocsf import (  # noqa: PLC0415
@@ -148,8 +148,7 @@ def export(spark: Any, lake: str, out: str, fmt: str, window: Any) -> list[str]:
             target = os.path.join(out, f"{name}.{fmt}")
             written = _write_one_file(in_order(events), target, FORMATS[fmt])
             skipped = untimed[name].where(F.col("event_ts").isNull()).count()
-            note = f" ({skipped} without a timestamp left out)" if skipped else ""
-            lines.append(f"{written:>8} OCSF class {class_uid} events -> {target}{note}")
+            lines.append(export_line(written, class_uid, target, skipped))
     lines.append(export_detection_findings(lake, out, fmt, window))
     return lines
 
