@@ -80,17 +80,15 @@ def _coalesce(*values: Any) -> Any:
 
 
 def _user(principal: str | None) -> Event:
-    """``transforms.ocsf._user``: type and name split on the first ':' (a string without one
-    is both), type_id 1 User / 99 Other; name ``unknown`` and type_id 0 when null."""
+    """``transforms.ocsf._user``: type and name split on the first ':', type_id 1 User / 99
+    Other; a string without ':' is the name, type ``Unknown``, type_id 0; name ``unknown``
+    when null."""
     if principal is None:
         return {"uid": None, "name": UNKNOWN, "type": "Unknown", "type_id": 0}
-    kind, _, name = principal.partition(":")
-    return {
-        "uid": principal,
-        "name": name if ":" in principal else principal,
-        "type": kind,
-        "type_id": 1 if kind == "User" else 99,
-    }
+    kind, colon, name = principal.partition(":")
+    if not colon:
+        return {"uid": principal, "name": principal, "type": "Unknown", "type_id": 0}
+    return {"uid": principal, "name": name, "type": kind, "type_id": 1 if kind == "User" else 99}
 
 
 def _endpoint(**known: Any) -> Event | None:

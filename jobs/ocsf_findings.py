@@ -76,10 +76,10 @@ def ocsf_user(principal: str) -> Event:
     """A KafkaPrincipal string as an OCSF ``user`` (as ``transforms.ocsf`` maps it): ``uid`` the
     string, ``type`` and ``name`` split on the first ':' (KafkaPrincipal.toString), ``type_id``
     1 User for the ``User`` type, 99 Other for another; a string without ':' is the name, with
-    ``type_id`` 0 Unknown."""
+    ``type`` Unknown and ``type_id`` 0 Unknown."""
     kind, colon, name = principal.partition(":")
     if not colon:
-        return {"uid": principal, "name": principal, "type": None, "type_id": 0}
+        return {"uid": principal, "name": principal, "type": "Unknown", "type_id": 0}
     return {"uid": principal, "name": name, "type": kind, "type_id": 1 if kind == "User" else 99}
 
 

@@ -93,15 +93,23 @@ def _metadata(class_uid: int, event_code: Column) -> Column:
 def _user() -> Column:
     """The KafkaPrincipal string of column ``_p`` (``User:alice``; type and name split on the
     first ':', KafkaPrincipal.toString) as an OCSF user: uid the string, name the name, type
-    the type, type_id 1 User (99 Other for another type); name UNKNOWN and type_id 0 when
-    null."""
+    the type, type_id 1 User (99 Other for another type). A string without ':' names no type:
+    name the whole string, type ``Unknown``, type_id 0 (as ``jobs.ocsf_findings.ocsf_user``
+    maps it); name ``unknown`` too when null."""
     principal = F.col("_p")
+    typed = F.instr(principal, ":") > 0
     kind = F.substring_index(principal, ":", 1)
     return F.struct(
         principal.alias("uid"),
-        F.coalesce(F.expr("substr(_p, instr(_p, ':') + 1)"), F.lit(UNKNOWN)).alias("name"),
-        F.coalesce(kind, F.lit("Unknown")).alias("type"),
-        F.when(principal.isNull(), 0).when(kind == "User", 1).otherwise(99).alias("type_id"),
+        F.coalesce(
+            F.when(typed, F.expr("substr(_p, instr(_p, ':') + 1)")).otherwise(principal),
+            F.lit(UNKNOWN),
+        ).alias("name"),
+        F.when(typed, kind).otherwise(F.lit("Unknown")).alias("type"),
+        F.when(~F.coalesce(typed, F.lit(False)), 0)
+        .when(kind == "User", 1)
+        .otherwise(99)
+        .alias("type_id"),
     )
 
 

@@ -244,8 +244,9 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
     of a refused re-authentication, KIP-368, as the parser reads it from the line; one linked
     from the request log, its type kept apart from its name), SCRAM is 99 with its name, GSSAPI
     2 Kerberos, OAUTHBEARER 6, a Confluent audit event is Confluent Server's; a failure nothing
-    links stays 'unknown'; a decision without a host gets the 'unknown' source, CREATE is 1
-    Create; rows without a timestamp are left out."""
+    links stays 'unknown'; a principal without ':' is a name of no type; a decision without a
+    host gets the 'unknown' source, CREATE is 1 Create; rows without a timestamp are left
+    out."""
     from schemas.auth_events import AUTH_EVENTS  # noqa: PLC0415
     from schemas.authz_decisions import AUTHZ_DECISIONS  # noqa: PLC0415
     from transforms.ocsf import api_activity_events, authentication_events  # noqa: PLC0415
@@ -267,9 +268,19 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
             _row(AUTH_EVENTS, line_number=6, event_type="authentication_failed", side="broker",
                  source_format="log4j", reason="Authentication failed: Invalid username or password",
                  failure_reason_code="INVALID_USERNAME_OR_PASSWORD"),
+            _row(AUTH_EVENTS, line_number=7, event_type="authentication_succeeded", side="broker",
+                 source_format="log4j", principal="ANONYMOUS", principal_source="line"),
         ],
         AUTH_EVENTS,
     )  # fmt: skip
+    events = sorted(
+        _json_rows(authentication_events(auth)), key=lambda e: e["unmapped"]["source_line_number"]
+    )
+    # A principal without ':' names no type: the whole string is the name (as the Detection
+    # Findings' evidence maps it, jobs.ocsf_findings.ocsf_user).
+    assert events[-1]["user"] == {
+        "uid": "ANONYMOUS", "name": "ANONYMOUS", "type": "Unknown", "type_id": 0,
+    }  # fmt: skip
     got = [
         (
             e["user"],
@@ -280,10 +291,7 @@ def test_principals_mechanisms_and_confluent_rows(spark: SparkSession) -> None:
             e["metadata"]["product"]["name"],
             {k: v for k, v in e["unmapped"].items() if k.endswith("_source")},
         )
-        for e in sorted(
-            _json_rows(authentication_events(auth)),
-            key=lambda e: e["unmapped"]["source_line_number"],
-        )
+        for e in events[:-1]
     ]
     assert got == [
         (

@@ -259,7 +259,7 @@ def test_subjects_of_odd_rows() -> None:
         {"name": "client_address", "src_endpoint": {"ip": "fe80::1%eth0"}},
         {"name": "client_address", "src_endpoint": {"ip": "2001:db8::1"}},
         {"name": "client_address", "src_endpoint": {"name": "broker-1.example.com"}},
-        {"name": "principal", "actor": {"user": {"uid": "ANONYMOUS", "name": "ANONYMOUS", "type_id": 0}}},
+        {"name": "principal", "actor": {"user": {"uid": "ANONYMOUS", "name": "ANONYMOUS", "type": "Unknown", "type_id": 0}}},
         {"name": "principal", "actor": {"user": {"uid": "Group:ops", "name": "ops", "type": "Group", "type_id": 99}}},
     ]  # fmt: skip
     assert events["f-nopath"]["evidences"] == [
