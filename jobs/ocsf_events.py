@@ -30,7 +30,7 @@ from typing import Any
 from pyspark.sql.types import StructType
 
 from jobs.lake.reads import iter_rows, row_count, table_path
-from jobs.ocsf_findings import Event, export_line, without_nulls, write_events
+from jobs.ocsf_findings import Event, export_line, ocsf_user, without_nulls, write_events
 from jobs.report import Window
 from schemas import auth_events as ae
 from schemas import authz_decisions as az
@@ -80,15 +80,12 @@ def _coalesce(*values: Any) -> Any:
 
 
 def _user(principal: str | None) -> Event:
-    """``transforms.ocsf._user``: type and name split on the first ':', type_id 1 User / 99
-    Other; a string without ':' is the name, type ``Unknown``, type_id 0; name ``unknown``
-    when null."""
+    """``transforms.ocsf._user``: a principal as the Detection Findings' evidence maps it
+    (``jobs.ocsf_findings.ocsf_user``); name ``unknown``, type ``Unknown``, type_id 0 when
+    null."""
     if principal is None:
         return {"uid": None, "name": UNKNOWN, "type": "Unknown", "type_id": 0}
-    kind, colon, name = principal.partition(":")
-    if not colon:
-        return {"uid": principal, "name": principal, "type": "Unknown", "type_id": 0}
-    return {"uid": principal, "name": name, "type": kind, "type_id": 1 if kind == "User" else 99}
+    return ocsf_user(principal)
 
 
 def _endpoint(**known: Any) -> Event | None:
