@@ -1,5 +1,6 @@
-"""transforms.columns.groups (one regex evaluation for many groups) and the string form's
-top-level error code, each against the slow, obviously right form it replaces."""
+"""transforms.columns.groups (one regex evaluation for many groups), rest_of, the string form's
+top-level error code and the error codes found in a response, each against the slow, obviously
+right form it replaces."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from chispa import assert_df_equality
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from transforms.columns import group, group_at, groups
-from transforms.silver.request_log.parse import CONNECTION_ID_RE, connection_parts
+from transforms.columns import group, group_at, groups, rest_of
+from transforms.silver.request_log.parse import (
+    CONNECTION_ID_RE,
+    connection_parts,
+    found_error_codes,
+)
 from transforms.silver.request_log.string_form import (
     HEADER_RE,
     METRICS_RE,
@@ -130,4 +135,35 @@ def test_top_level_error_code_first_field_and_nested(spark: SparkSession) -> Non
     ]
     df = spark.createDataFrame(rows, "text string, expected int")
     actual = df.select("text", struct_top_level_error_code(F.col("text")).alias("expected"))
+    assert_df_equality(actual, df, ignore_nullable=True)
+
+
+def test_rest_of_equals_substr_to_the_length(spark: SparkSession) -> None:
+    texts = ["Completed request:{}", "abc", "", "é€😀 x", "😀😀😀😀", "a\nb\u2028c", None]
+    positions = [-2, 0, 1, 2, 3, 4, 19, 20, 100, None]
+    df = spark.createDataFrame(
+        [(i, t, p) for i, t in enumerate(texts) for p in positions],
+        "id int, text string, position int",
+    )
+    text, position = F.col("text"), F.col("position")
+    fast = df.select("id", "position", rest_of(text, position).alias("rest"))
+    slow = df.select("id", "position", text.substr(position, F.length(text)).alias("rest"))
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    literal = df.where("position = 3").select("id", rest_of(text, 3).alias("rest"))
+    expected = df.where("position = 3").select("id", text.substr(3, 1 << 20).alias("rest"))
+    assert_df_equality(literal, expected, ignore_nullable=True)
+    assert df.where("id = 3 AND position = 2").select(rest_of(text, position)).first() == ("€😀 x",)
+
+
+def test_found_error_codes_cast_each_element(spark: SparkSession) -> None:
+    regex = r'"errorCode"\s*:\s*(-?\d+)'
+    rows = [
+        ('{"errorCode":0,"topics":[{"errorCode":-1},{"errorCode":37}]}', [0, -1, 37]),
+        ('{"errorCode":99999999999,"x":{"errorCode":3}}', [None, 3]),  # past int: null element
+        ('{"errorCode":-0}', [0]),
+        ('{"throttleTimeMs":0}', []),
+        (None, None),
+    ]
+    df = spark.createDataFrame(rows, "response string, expected array<int>")
+    actual = df.select("response", found_error_codes(F.col("response"), regex).alias("expected"))
     assert_df_equality(actual, df, ignore_nullable=True)

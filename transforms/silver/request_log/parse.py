@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import request_events as schema
-from transforms.columns import group_at, groups
+from transforms.columns import group_at, groups, rest_of
 from transforms.kafka_errors import error_code_name, error_code_names
 from transforms.quarantine import Check, first_failure
 from transforms.silver.authz import principal_name, principal_type
@@ -81,8 +81,9 @@ def connection_parts(connection_id: Column) -> dict[str, Column]:
 def found_error_codes(response: Column, regex: str) -> Column:
     """Every error code ``regex`` (group 1) finds in a response text, as array<int> (null
     for a null text). Materialise it before ``item_error_codes``: that uses it three times."""
-    matches = F.regexp_extract_all(response, F.lit(regex), 1)
-    return F.transform(matches, lambda code: code.try_cast("int"))
+    # A cast of the whole array (each element, null where it is no int), not ``transform``:
+    # a higher-order function has no generated code and cuts the stage's generated pipeline.
+    return F.regexp_extract_all(response, F.lit(regex), 1).try_cast("array<int>")
 
 
 def item_error_codes(found: Column, top_level: Column) -> Column:
@@ -164,9 +165,7 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     columns (``_j`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``, ``_s_mg`` for
     the string form), computed only for records of that form."""
     c, message = F.col, F.col("message")
-    body = F.when(
-        message.startswith(PREFIX), message.substr(F.lit(len(PREFIX) + 1), F.length(message))
-    )
+    body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
     log_format = F.when(F.ltrim(c("_body")).startswith("{"), F.lit(schema.FORMAT_JSON)).when(
         c("_body").startswith("RequestHeader("), F.lit(schema.FORMAT_STRING)
     )

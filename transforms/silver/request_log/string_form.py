@@ -19,7 +19,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from transforms.columns import group as _group
-from transforms.columns import group_at, groups
+from transforms.columns import group_at, groups, rest_of
 from transforms.kafka_apis import api_key_of
 from transforms.quarantine import Check
 
@@ -76,7 +76,7 @@ def split_string_form(body: Column) -> list[dict[str, Column]]:
     header = F.nullif(F.regexp_extract(c("_s_before"), HEADER_RE, 0), F.lit(""))
     rest = F.when(
         c("_s_head").isNotNull(),
-        c("_s_before").substr(F.length(c("_s_head")) + 1, F.length(c("_s_before"))),
+        rest_of(c("_s_before"), F.length(c("_s_head")) + 1),
     )
     return [
         {"_s_tail": F.when(body.contains(_CONNECTION_SEP), tail)},
@@ -125,7 +125,7 @@ def string_fields(header_groups: Column, metric_groups: Column, rest: Column) ->
             "request_text": F.when(has_response, F.substring_index(rest, _RESPONSE_SEP, 1)).when(
                 rest.isNotNull(), F.lit("")
             ),
-            "response_text": F.when(has_response, rest.substr(after_response, F.length(rest))).when(
+            "response_text": F.when(has_response, rest_of(rest, after_response)).when(
                 rest.isNotNull(), F.lit("")
             ),
         }
