@@ -37,6 +37,7 @@ def spark() -> Iterator[SparkSession]:
         # for C2's code to pay off.
         .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", "2147483647")
         # One session runs ~16 pipelines: keep the status store (UI off) from filling the heap.
         .config("spark.sql.ui.retainedExecutions", "10")
         .config("spark.ui.retainedJobs", "100")
