@@ -89,25 +89,24 @@ def count(corpus: Path) -> tuple[Counter[Key], int]:
 def lake_counts(lake: Path) -> Counter[Key]:
     """The lake's values for the same metrics, as event counts (summed over listener and
     mechanism; per-minute rates back to counts)."""
-    from deltalake import DeltaTable  # noqa: PLC0415
+    # The project's batch reader, not deltalake's to_pandas(): a process that read a table
+    # with to_pandas() aborted at exit in about half of the runs here (deltalake 1.6.6,
+    # pyarrow 26: "terminate called without an active exception"), failing the benchmark.
+    from jobs.lake.reads import iter_rows  # noqa: PLC0415
 
-    frame = DeltaTable(str(lake / "security_metrics")).to_pandas()
     counts: Counter[Key] = Counter()
     wanted = {
         *NAMES.values(),
         *(f"authorization-{d}-rate-per-minute" for d in ("allowed", "denied")),
     }
-    for row in frame.itertuples():
-        if row.metric_name not in wanted or row.api_key_name is not None:
+    for row in iter_rows(str(lake / "security_metrics"), "window_date", None, None):
+        if row["metric_name"] not in wanted or row["api_key_name"] is not None:
             continue
-        start = (
-            row.window_start_ts.tz_localize(None)
-            if row.window_start_ts.tzinfo
-            else row.window_start_ts
-        )
-        principal = row.principal if isinstance(row.principal, str) else ""
-        key = (row.metric_name, row.window, f"{start:%Y-%m-%d %H:%M:%S}", row.broker_id, principal)
-        counts[key] += int(row.event_count)
+        start = row["window_start_ts"].replace(tzinfo=None)
+        principal = row["principal"] if isinstance(row["principal"], str) else ""
+        key = (row["metric_name"], row["window"], f"{start:%Y-%m-%d %H:%M:%S}",
+               row["broker_id"], principal)  # fmt: skip
+        counts[key] += int(row["event_count"])
     return counts
 
 
