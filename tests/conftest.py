@@ -14,9 +14,13 @@ import pytest
 from pyspark.sql import SparkSession
 
 from jobs import jvm_functions
+from jobs.session import DEFAULT_CONF
 from jobs.small_input import SMALL_INPUT_CONF
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
+
+
+_ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +41,8 @@ def spark() -> Iterator[SparkSession]:
         # for C2's code to pay off.
         .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
-        .config("spark.sql.execution.arrow.maxBytesPerBatch", "2147483647")
+        # As the CLI: pandas UDF batches not measured after every row (jobs.session).
+        .config(_ARROW_BATCH_BYTES, DEFAULT_CONF[_ARROW_BATCH_BYTES])
         # One session runs ~16 pipelines: keep the status store (UI off) from filling the heap.
         .config("spark.sql.ui.retainedExecutions", "10")
         .config("spark.ui.retainedJobs", "100")
