@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -159,6 +159,11 @@ _message = st.text(
         max_size=8,
     )
 )
+# A message that carries a logger-and-thread tail of its own (a client id can hold any text):
+# the line's logger is still the last one.
+@example(rows=[("strimzi", "INFO", "x (kafka.authorizer.logger) [t", "kafka.server", 1)])
+@example(rows=[("strimzi", "WARN", "a (b) [c] (d) [e", "kafka.x", 2)])
+@example(rows=[("log4j_line", "INFO", "a (kafka.Fake:12) (b)", "kafka.y", 3)])
 def test_render_then_parse_round_trip(
     spark: SparkSession, rows: list[tuple[str, str, str, str, int]]
 ) -> None:

@@ -29,9 +29,16 @@ from transforms.bronze.log4j_pattern import BUILTIN_LAYOUTS, CompiledLayout
 #: is bracketed (log4j) or empty (Strimzi), 3 timestamp, 4 level, 5 message, 6 logger,
 #: 7 ``:NNN`` source line of the ``(%c:%L)`` layout, 8 Strimzi thread. Without a timestamp the
 #: line must start with the level (a record pasted without its date).
+#:
+#: The message group is greedy: the logger is the last `` (...)`` that can end the line, as
+#: log4j writes ``%m`` before ``(%c)`` and ``[%t]``. The message is what a client can put text
+#: into (a client id, a principal); a lazy group would take the first `` (x.Y) [`` inside it as
+#: the logger and thread of a Strimzi line. It is also half the cost: the regex walks back from
+#: the end of the line over the short tail, instead of trying the tail at every character of
+#: the message (issue 15).
 HEADER_PATTERN = (
     r"^(?:(.*?)(\[?)(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3})\]? )?"
-    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) (.*?)"
+    r"(TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL) (.*)"
     r" \(([A-Za-z_$][\w$.\-]*?)(?::(\d+))?\)(?: \[(.*)\])?\s*$"
 )
 #: ConversionPatterns whose lines ``HEADER_PATTERN`` already parses into the same fields (Kafka's,
