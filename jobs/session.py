@@ -36,7 +36,10 @@ DEFAULT_CONF: Mapping[str, str] = {
     # long session (a notebook, the tests) ends up collecting over and over.
     "spark.sql.ui.retainedExecutions": "50",
     "spark.ui.retainedTasks": "10000",
-    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -Duser.timezone=UTC",
+    # The parallel collector: with the serial one, each pause stops both executor threads while
+    # one thread collects, about 27 s of a 1M-line run (JFR). Paired 1M runs: 0.93 of the wall
+    # time; on samples/ no change (issue 15, eleventh part). G1 was slower than both.
+    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Duser.timezone=UTC",
     "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
     # Spark sends a pandas UDF's input to Python in Arrow batches of at most 10,000 rows
     # (maxRecordsPerBatch) and, unless this is Int.MaxValue, also measures the batch's bytes
