@@ -47,6 +47,15 @@ DEFAULT_CONF: Mapping[str, str] = {
     # line) each measurement walks the whole batch so far: 11% of bronze's CPU, about 15 s
     # per million lines. Int.MaxValue turns the measurement off; batches stay <= 10,000 rows.
     "spark.sql.execution.arrow.maxBytesPerBatch": "2147483647",
+    # A stage whose generated Java has a method over this many bytes of bytecode runs its
+    # operators one by one instead (their projections split into small methods). HotSpot never
+    # compiles a method over 8,000 bytes, and recompiles a large one from scratch each time a
+    # branch it never saw is taken: the request-log parse had a 20,274-byte stage, run in the
+    # interpreter, and a 6,681-byte one that C2 compiled five times in one pass (3-6 s each).
+    # Request parse of 1M lines, first pass: JVM CPU 81 s instead of 97-121 s; whole 1M runs,
+    # paired: 0.94 of the wall time (issue 15, twelfth part). Spark's default is 65,535; its
+    # documentation suggests 8,000 on HotSpot, which would leave the second stage as it was.
+    "spark.sql.codegen.hugeMethodLimit": "6000",
 }
 
 
