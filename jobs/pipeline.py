@@ -50,6 +50,7 @@ from schemas import (
     quarantine,
     raw_lines,
     reauth_readiness,
+    request_events,
     run_coverage,
     security_metrics,
 )
@@ -173,16 +174,34 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
     columns stands for what it would give (no row). The tables are the same either way.
     """
     parsed = {id(parser): output for parser, output in parse_families(bronze, families)}
+    aggregates: list[DataFrame] = []
+    links_run = {parser.table for parser in PARSERS if id(parser) in parsed} >= {
+        auth_events.TABLE_NAME,
+        request_events.TABLE_NAME,
+    }
+
+    def materialise(df: DataFrame) -> DataFrame:
+        # Computed once when auth_events has rows to link to requests; otherwise the joins
+        # have an empty side and Spark computes nothing, which a checkpoint would undo.
+        if not links_run:
+            return df
+        aggregates.append(reused(df))
+        return aggregates[-1]
+
     outputs = [
         (parser, reused(table_and_quarantine_columns(parsed[id(parser)], parser.schema)))
         if id(parser) in parsed
         else (parser, empty_output(bronze.sparkSession, parser))
         for parser in PARSERS
     ]
+    tables = silver_tables(outputs, materialise)
     return Silver(
-        silver=silver_tables(outputs),
+        silver=tables,
         quarantine=quarantine_of(outputs),
-        cached=tuple(output for parser, output in outputs if id(parser) in parsed),
+        cached=(
+            *[output for parser, output in outputs if id(parser) in parsed],
+            *aggregates,
+        ),
     )
 
 

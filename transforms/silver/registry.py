@@ -187,13 +187,19 @@ def in_known_layout(output: DataFrame) -> DataFrame:
     )
 
 
-def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, DataFrame]:
+def silver_tables(
+    outputs: Sequence[tuple[Parser, DataFrame]],
+    materialise: Callable[[DataFrame], DataFrame] = lambda df: df,
+) -> dict[str, DataFrame]:
     """Every silver table's rows, exactly in its schema, from the parsers' outputs.
 
     ``token_events`` also receives the rows derived from the delegation-token requests of
     ``request_events`` (``transforms.silver.tokens.token_events_from_requests``);
     ``auth_events`` gets the principal and mechanism its rows link to in the same days'
     ``request_events`` and handshakes (``transforms.silver.auth.principals``).
+    ``materialise``: applied to the request log's connections aggregate that the linking
+    reads four times (``with_linked_principals(materialise=)``; the pipeline passes
+    ``jobs.reuse.reused``).
     """
     by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
     for parser, output in outputs:
@@ -203,7 +209,7 @@ def silver_tables(outputs: Sequence[tuple[Parser, DataFrame]]) -> dict[str, Data
     derived = token_events_from_requests(requests)
     tables[token_events.TABLE_NAME] = tables[token_events.TABLE_NAME].unionByName(derived)
     auth = tables[auth_events.TABLE_NAME]
-    tables[auth_events.TABLE_NAME] = with_linked_principals(auth, requests)
+    tables[auth_events.TABLE_NAME] = with_linked_principals(auth, requests, materialise=materialise)
     return tables
 
 

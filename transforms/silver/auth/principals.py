@@ -36,6 +36,8 @@ stays unlinked in silver (gold ``reauth_sessions``, which replays the whole lake
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -159,6 +161,7 @@ def with_linked_principals(
     handshake_max_gap_ms: int = HANDSHAKE_MAX_GAP_MS,
     pairing_window_ms: int = PAIRING_WINDOW_MS,
     idle_ms: int = IDLE_MS,
+    materialise: Callable[[DataFrame], DataFrame] = lambda df: df,
 ) -> DataFrame:
     """``auth_events`` rows with principal, principal_source, mechanism and mechanism_source
     filled wherever the logs link them (rules: the module docstring).
@@ -169,6 +172,12 @@ def with_linked_principals(
             days; forwarded requests are not used.
         handshake_max_gap_ms, pairing_window_ms, idle_ms: time limits in ms
             (``transforms.auth_links``; gold's ``[rules.reauth]`` defaults).
+        materialise: applied to the connections aggregate of ``request_events``
+            (``transforms.auth_links.connections``, ``DAY_SCOPE``), which four joins read.
+            Each join needs other columns of it, so Spark plans the aggregate over every
+            request once per join; the pipeline passes ``jobs.reuse.reused``, which computes
+            it once (at 1M lines: 1.5 s instead of four times that). The rows are the same
+            either way.
 
     Returns:
         The same rows and columns (``AUTH_EVENTS``, in its order): a principal or mechanism
@@ -178,7 +187,7 @@ def with_linked_principals(
         rows, Confluent audit rows and rows without node_id, event_ts or event_date are never
         linked.
     """
-    conns = connections(request_events, DAY_SCOPE)
+    conns = materialise(connections(request_events, DAY_SCOPE))
     shakes = handshakes(auth_events, handshake_max_gap_ms, DAY_SCOPE).select(
         *_KEY,
         F.col("connection_id").alias("_shake_connection"),
