@@ -27,6 +27,11 @@ CONFIGURED_RE = (
 LOADED_RE = r"^\[StandardAuthorizer (-?\d+)\] Completed initial ACL load process\.$"
 LOAD_FAILED_RE = r"^\[StandardAuthorizer (-?\d+)\] Failed to complete initial ACL load process\.$"
 READY_RE = r"^(?:\[[^\]]*\] )?(\S+) completed for endpoint (\S+)\. Endpoint is now READY\.$"
+#: Text every match of the regexes above contains: a pre-test, so that the lines of a
+#: lake (nearly all of them other lines) skip the regexes, each of which first decodes the
+#: whole message into a Java string.
+_AUTHORIZER_HEAD = "[StandardAuthorizer "
+_READY_TAIL = ". Endpoint is now READY."
 NOT_READY_HEAD = "Unexpected error handling request "
 NOT_READY_EXCEPTION = "AuthorizerNotReadyException"
 #: RequestChannel.Request.requestDesc and RequestContext.toString inside the error line.
@@ -206,11 +211,13 @@ def readiness_events(bronze: DataFrame) -> DataFrame:
     failure = message.contains(NOT_READY_HEAD) & F.concat_ws(
         "\n", message, F.col("continuation")
     ).contains(NOT_READY_EXCEPTION)
+    # ``&`` evaluates the regex only where the pre-test holds (or is null: a null message).
+    authorizer = message.startswith(_AUTHORIZER_HEAD)
     kind = (
-        F.when(message.rlike(CONFIGURED_RE), F.lit("configured"))
-        .when(message.rlike(LOADED_RE), F.lit("acl_loaded"))
-        .when(message.rlike(LOAD_FAILED_RE), F.lit("acl_load_failed"))
-        .when(message.rlike(READY_RE), F.lit("endpoint_ready"))
+        F.when(authorizer & message.rlike(CONFIGURED_RE), F.lit("configured"))
+        .when(authorizer & message.rlike(LOADED_RE), F.lit("acl_loaded"))
+        .when(authorizer & message.rlike(LOAD_FAILED_RE), F.lit("acl_load_failed"))
+        .when(message.contains(_READY_TAIL) & message.rlike(READY_RE), F.lit("endpoint_ready"))
         .when(failure, F.lit("not_ready_failure"))
     )
     return (
