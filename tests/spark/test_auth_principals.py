@@ -22,10 +22,12 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pytest
 from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.reuse import release, reused
 from schemas.auth_events import AUTH_EVENTS
 from schemas.raw_lines import FAMILY_AUTH, FAMILY_REQUEST
 from schemas.request_events import REQUEST_EVENTS
@@ -147,7 +149,10 @@ def scenario(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
     return auth, requests
 
 
-def test_principals_and_mechanisms_linked(spark: SparkSession) -> None:
+@pytest.mark.parametrize("checkpointed", [False, True], ids=["planned", "checkpointed"])
+def test_principals_and_mechanisms_linked(spark: SparkSession, checkpointed: bool) -> None:
+    """The same links whether the connections aggregate is planned under each join or, as
+    ``jobs.pipeline.build_silver`` does, computed once (``materialise=reused``)."""
     auth, requests = scenario(spark)
     assert auth.count() == len(LINES)
     assert requests.count() == len(REQUESTS)
@@ -155,11 +160,19 @@ def test_principals_and_mechanisms_linked(spark: SparkSession) -> None:
     schema = "line_number long, " + ", ".join(f"{name} string" for name in LINKED)
     wanted = spark.createDataFrame(linked, schema)
     expected = auth.drop(*LINKED).join(wanted, "line_number").select(*AUTH_EVENTS.fieldNames())
-    actual = with_linked_principals(auth, requests)
+    kept: list[DataFrame] = []
+
+    def materialise(df: DataFrame) -> DataFrame:
+        kept.append(reused(df) if checkpointed else df)
+        return kept[-1]
+
+    actual = with_linked_principals(auth, requests, materialise=materialise)
+    assert len(kept) == 1  # one aggregate of the request log, whatever reads it
     assert actual.columns == AUTH_EVENTS.fieldNames()
     assert_df_equality(
         actual.orderBy("line_number"), expected.orderBy("line_number"), ignore_nullable=True
     )
+    release(kept)
 
 
 def test_without_requests_only_what_lines_say(spark: SparkSession) -> None:
