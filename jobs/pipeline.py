@@ -17,6 +17,7 @@ import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from functools import partial
 from typing import Any
 
 from pyspark import StorageLevel
@@ -24,6 +25,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from jobs.concurrency import concurrently
 from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.fingerprint_keys import fingerprint_key, token_secret
@@ -73,8 +75,9 @@ from transforms.silver.registry import (
     PARSED_FAMILIES,
     PARSERS,
     SILVER_TABLES,
+    Parser,
     empty_output,
-    parse_families,
+    parsed,
     silver_tables,
 )
 from transforms.silver.registry import quarantine as quarantine_of
@@ -167,15 +170,16 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
     tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
     its consumers' plans start at a scan of it), narrowed to the columns its table and the
     quarantine read (the full text only on rejected records): it feeds a silver table, the
-    quarantine and the accounting.
+    quarantine and the accounting. The parsers are planned and computed side by side, on
+    several driver threads (``jobs.concurrency``).
 
     ``families``: the families ``bronze`` holds (``present_families``), when known. A parser
     of any other family is neither planned nor run: an empty frame of its narrowed output's
     columns stands for what it would give (no row). The tables are the same either way.
     """
-    parsed = {id(parser): output for parser, output in parse_families(bronze, families)}
+    run = {id(parser) for parser in PARSERS if families is None or parser.family in families}
     aggregates: list[DataFrame] = []
-    links_run = {parser.table for parser in PARSERS if id(parser) in parsed} >= {
+    links_run = {parser.table for parser in PARSERS if id(parser) in run} >= {
         auth_events.TABLE_NAME,
         request_events.TABLE_NAME,
     }
@@ -188,18 +192,20 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
         aggregates.append(reused(df))
         return aggregates[-1]
 
-    outputs = [
-        (parser, reused(table_and_quarantine_columns(parsed[id(parser)], parser.schema)))
-        if id(parser) in parsed
-        else (parser, empty_output(bronze.sparkSession, parser))
-        for parser in PARSERS
-    ]
+    def output(parser: Parser) -> DataFrame:
+        if id(parser) not in run:
+            return empty_output(bronze.sparkSession, parser)
+        return reused(table_and_quarantine_columns(parsed(bronze, parser), parser.schema))
+
+    # Each parser planned and its output computed on a driver thread (``jobs.concurrency``).
+    computed = concurrently(bronze.sparkSession, [partial(output, parser) for parser in PARSERS])
+    outputs = list(zip(PARSERS, computed, strict=True))
     tables = silver_tables(outputs, materialise)
     return Silver(
         silver=tables,
         quarantine=quarantine_of(outputs),
         cached=(
-            *[output for parser, output in outputs if id(parser) in parsed],
+            *[output for parser, output in outputs if id(parser) in run],
             *aggregates,
         ),
     )
@@ -260,25 +266,32 @@ def _write_all(
     stages: Progress | None = None,
 ) -> list[WriteResult]:
     """Write each planned table in one commit: replacing the date partitions ``dates``, or the
-    whole table when ``dates`` is None; each table written is counted on ``stages``."""
-    results = []
-    for table in plan:
-        position = "" if stages is None else f" ({stages.tables_written + 1}/{TABLES_PER_RUN})"
+    whole table when ``dates`` is None; each table written is counted on ``stages``.
+
+    The tables of a plan are independent (each its own rows and its own commit): they are
+    written from several driver threads at once (``jobs.concurrency``); the results come in
+    the plan's order. ``(k/N)`` in the log is a table's place in the run's order of tables.
+    """
+    first = 0 if stages is None else stages.tables_written
+
+    def write(index: int, table: PlannedTable) -> WriteResult:
+        position = "" if stages is None else f" ({first + index + 1}/{TABLES_PER_RUN})"
         log.info("writing %s%s", table.name, position)
-        results.append(
-            lake.write(
-                small_input_partitions(table.df),
-                table.name,
-                schema=table.schema,
-                partition_by=table.partition_by,
-                replace_partitions=dates,
-                replace_all=dates is None,
-                app_id=app_id,
-            )
+        result = lake.write(
+            small_input_partitions(table.df),
+            table.name,
+            schema=table.schema,
+            partition_by=table.partition_by,
+            replace_partitions=dates,
+            replace_all=dates is None,
+            app_id=app_id,
         )
         if stages is not None:
             stages.table_written(table.name)
-    return results
+        return result
+
+    with lake.writes():
+        return concurrently(lake.spark, [partial(write, i, table) for i, table in enumerate(plan)])
 
 
 def bronze_plan(bronze: Bronze) -> Plan:

@@ -55,6 +55,7 @@ class Progress:
         self._group = ""
         self.tables_total = tables_total
         self.tables_written = 0
+        self._tables_lock = threading.Lock()
         self.durations: dict[str, float] = {}
         #: Spark jobs each stage ran (its job group's, as the status tracker still holds them).
         self.spark_jobs: dict[str, int] = {}
@@ -84,9 +85,12 @@ class Progress:
             self._thread.start()
 
     def table_written(self, table: str) -> None:
-        """Counts one more table written (the bar's ``tables k/N``)."""
-        self.tables_written += 1
-        log.debug("table %s written (%s)", table, self.tables_text())
+        """Counts one more table written (the bar's ``tables k/N``); tables may be written
+        from several threads (``jobs.concurrency``)."""
+        with self._tables_lock:
+            self.tables_written += 1
+            text = self.tables_text()
+        log.debug("table %s written (%s)", table, text)
 
     def tables_text(self) -> str:
         """``tables 5/17`` (``tables 5`` without a known total)."""

@@ -10,9 +10,11 @@ whole by every run (docs/reruns.md). This module lists the builders and stacks t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 from pyspark.sql import DataFrame
 
+from jobs.concurrency import concurrently
 from jobs.gold import (
     kip48_tokens,
     kip368_reauth,
@@ -59,7 +61,9 @@ def builders() -> Sequence[Builder]:
 
 
 def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:
-    """Plan every gold builder (nothing runs until an action).
+    """Plan every gold builder (nothing runs until an action, except the frames a builder
+    computes once, ``jobs.reuse.reused``). The builders are independent: they run side by side
+    on several driver threads (``jobs.concurrency``), their outputs taken in their order.
 
     Returns:
         Their tables; their findings stacked into one frame of ``FINDINGS`` (empty when no
@@ -69,8 +73,10 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     findings: list[DataFrame] = []
     metrics: list[DataFrame] = []
     cached: list[DataFrame] = []
-    for build in builders() if selected is None else selected:
-        output = build(context)
+    chosen = builders() if selected is None else selected
+    # Each builder planned (and its reused frames computed) on a driver thread of its own.
+    outputs = concurrently(context.spark, [partial(build, context) for build in chosen])
+    for output in outputs:
         tables.extend(output.tables)
         findings.extend(output.findings)
         metrics.extend(output.metrics)

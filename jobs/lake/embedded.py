@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -118,6 +120,13 @@ def commit_files(spec: WriteSpec, schema: StructType, adds: list[dict[str, Any]]
     )
 
 
+@contextmanager
+def session_settings(spark: SparkSession) -> Iterator[None]:
+    """``PARQUET_CONF`` for the span of the block (the session's values put back after)."""
+    with runtime_settings(spark, PARQUET_CONF):
+        yield
+
+
 def _guarded(df: DataFrame, spec: WriteSpec, schema: StructType) -> DataFrame:
     """``df`` cast to ``schema``, failing the write on a null in a NOT NULL column or a row
     outside the replaced partitions (``raise_error``: the job fails, nothing is committed)."""
@@ -167,7 +176,7 @@ def write_files(
     """
     staging = f"{spec.path.rstrip('/')}/{STAGING_DIR}/{spec.write_id}"
     try:
-        with runtime_settings(spark, PARQUET_CONF):
+        with session_settings(spark):
             writer = _guarded(df, spec, schema).write.mode("errorifexists")
             writer.partitionBy(*spec.partition_by).parquet(staging)
         return staged_adds(spec, schema, staging)

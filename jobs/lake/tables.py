@@ -14,13 +14,14 @@ whose commit already landed is skipped.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import enum
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from delta.tables import DeltaTable as SparkDeltaTable
 from py4j.protocol import Py4JError
@@ -216,6 +217,22 @@ class Lake:
         )
         logger.info("Delta write %s: %s (%s engine)", table, outcome_text, self._engine.value)
         return result
+
+    @contextlib.contextmanager
+    def writes(self) -> Iterator[None]:
+        """Within the block, the session settings this engine's writes need (the embedded
+        engine's Parquet settings, ``jobs.lake.embedded.PARQUET_CONF``), set once.
+
+        ``write`` sets them itself for its own span and then restores the session's values:
+        when several threads write at once (``jobs.concurrency``), one write's restoring
+        would change them under another. Inside this block there is nothing different to
+        restore. The session's own values come back at the end.
+        """
+        if self._engine is Engine.NATIVE:
+            yield
+            return
+        with embedded.session_settings(self._spark):
+            yield
 
     def size_bytes(self, tables: Sequence[str]) -> int:
         """On-disk bytes of the current files of ``tables`` (a missing table counts 0)."""

@@ -24,9 +24,11 @@ from pyspark.sql.types import (
 )
 from pyspark.testing import assertDataFrameEqual
 
+from jobs.concurrency import DRIVER_THREADS, concurrently
 from jobs.errors import EngineError
 from jobs.lake.embedded import commit_files, write_files
 from jobs.lake.embedded_files import WriteSpec
+from jobs.lake.settings import runtime_settings
 from jobs.lake.tables import Engine, Lake, WriteResult, choose_engine, delta_jvm_available
 
 SCHEMA = StructType(
@@ -150,6 +152,33 @@ def test_add_actions_carry_delta_statistics(spark: SparkSession, lake: Lake) -> 
         ts.replace(microsecond=123000),
         ts.replace(microsecond=124000),
     )
+
+
+def test_writes_from_several_threads_all_carry_time_statistics(
+    spark: SparkSession, lake: Lake
+) -> None:
+    """Tables written at once (``jobs.concurrency``) inside ``Lake.writes``: no write restores
+    the session's Parquet settings under another, so every file stores its times as INT64
+    microseconds, with statistics (INT96 has none). The session's own value is back after."""
+    key = "spark.sql.parquet.outputTimestampType"
+    names = [f"events_{i}" for i in range(6)]
+
+    def write(name: str) -> WriteResult:
+        df = _df(spark, [_row(1, D1), _row(2, D1)]).coalesce(1)
+        return lake.write(df, name, schema=SCHEMA, partition_by=["log_date"],
+                          replace_partitions=None, app_id=name)  # fmt: skip
+
+    with runtime_settings(spark, {key: "INT96", DRIVER_THREADS: "3"}):
+        with lake.writes():
+            results = concurrently(spark, [lambda n=n: write(n) for n in names])
+            # What keeps the threads apart: a write that ends leaves the setting as it is.
+            assert spark.conf.get(key) == "TIMESTAMP_MICROS"
+        assert spark.conf.get(key) == "INT96"
+    assert [(r.table, r.version, r.rows_written) for r in results] == [(n, 0, 2) for n in names]
+    low = datetime(2026, 11, 20, 10, 0, 0, 123000, tzinfo=UTC)
+    for name in names:
+        (stats,) = pa.table(DeltaTable(lake.table_path(name)).get_add_actions(True)).to_pylist()
+        assert (stats["num_records"], stats["min.event_ts"]) == (2, low), name
 
 
 def test_a_time_past_year_9999_is_written_without_its_bound(

@@ -104,11 +104,15 @@ def parse_families(
         ``PARSERS`` order. The caller may cache each output: it feeds both a silver table and
         the quarantine.
     """
-    return [
-        (p, in_known_layout(timed(p.parse(bronze.where(F.col("family") == p.family)))))
-        for p in PARSERS
-        if families is None or p.family in families
-    ]
+    return [(p, parsed(bronze, p)) for p in PARSERS if families is None or p.family in families]
+
+
+def parsed(bronze: DataFrame, parser: Parser) -> DataFrame:
+    """``parser``'s output on its family's records of ``bronze`` (``parse_families``' pairs
+    are these): bronze columns + silver columns + reason_code, reason_detail; records of a
+    bad time (``timed``) or of an unknown layout (``in_known_layout``) rejected."""
+    records = bronze.where(F.col("family") == parser.family)
+    return in_known_layout(timed(parser.parse(records)))
 
 
 def empty_output(spark: SparkSession, parser: Parser) -> DataFrame:
