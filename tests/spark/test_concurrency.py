@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import pytest
 from pyspark.sql import SparkSession
@@ -36,7 +37,7 @@ def test_results_in_order_with_the_job_group_on_several_threads(spark: SparkSess
     try:
         with threads(spark, 3):
             assert driver_threads(spark) == 3
-            results = concurrently(spark, [lambda i=i: part(i) for i in range(3)])
+            results = concurrently(spark, [partial(part, i) for i in range(3)])
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
     assert results == [0, 10, 20]
@@ -64,10 +65,10 @@ def test_the_first_failure_in_order_is_raised_and_queued_parts_do_not_run(
         ran.append(index)
         return index
 
-    parts = [
-        lambda: fails("first in order, fails last", 0.2),
-        lambda: fails("second in order, fails first", 0.0),
-        *[lambda i=i: records(i) for i in range(2, 8)],
+    parts: list[Callable[[], int | None]] = [
+        partial(fails, "first in order, fails last", 0.2),
+        partial(fails, "second in order, fails first", 0.0),
+        *[partial(records, i) for i in range(2, 8)],
     ]
     with threads(spark, 2), pytest.raises(ValueError, match="first in order, fails last"):
         concurrently(spark, parts)
@@ -86,8 +87,8 @@ def test_one_thread_runs_the_parts_in_turn_in_the_calling_thread(spark: SparkSes
         return index
 
     with threads(spark, 1):
-        assert concurrently(spark, [lambda: part(0), lambda: part(2)]) == [0, 2]
+        assert concurrently(spark, [partial(part, 0), partial(part, 2)]) == [0, 2]
         with pytest.raises(RuntimeError, match="stop"):
-            concurrently(spark, [lambda i=i: part(i) for i in range(3)])
+            concurrently(spark, [partial(part, i) for i in range(3)])
     assert ran == [threading.current_thread().name] * 4  # the part after the failure: not run
     assert concurrently(spark, []) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -170,7 +171,7 @@ def test_writes_from_several_threads_all_carry_time_statistics(
 
     with runtime_settings(spark, {key: "INT96", DRIVER_THREADS: "3"}):
         with lake.writes():
-            results = concurrently(spark, [lambda n=n: write(n) for n in names])
+            results = concurrently(spark, [partial(write, n) for n in names])
             # What keeps the threads apart: a write that ends leaves the setting as it is.
             assert spark.conf.get(key) == "TIMESTAMP_MICROS"
         assert spark.conf.get(key) == "INT96"
