@@ -27,9 +27,11 @@ from pyspark.util import inheritable_thread_target
 
 T = TypeVar("T")
 
-DRIVER_THREADS = "kafkaAudit.driverThreads"
-"""Session setting (``spark.conf``): how many parts run at once. Unset: the driver machine's
-cores, at most ``MAX_DRIVER_THREADS``; 1 runs them one after the other, in the calling thread."""
+DRIVER_THREADS = "spark.kafkaAudit.driverThreads"
+"""Session setting (``spark.conf``; ``[spark.conf]`` of the config file, or spark-submit's
+``--conf``, which passes only ``spark.*`` keys): how many parts run at once. Unset: the driver
+machine's cores, at most ``MAX_DRIVER_THREADS``; 1 runs them one after the other, in the
+calling thread."""
 
 MAX_DRIVER_THREADS = 4
 """The default's ceiling: planning is CPU work on the driver, and a cluster's driver seldom
