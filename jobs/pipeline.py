@@ -60,8 +60,10 @@ from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
 from transforms.bronze.accounting import BUCKETS, line_accounting
 from transforms.bronze.records import (
+    RECORD_STARTS,
     continuation_runs,
     fold_records,
+    narrow_lines,
     number_lines,
     record_dates,
     to_raw_lines,
@@ -87,12 +89,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Bronze:
-    """The run's bronze layers: the numbered lines (persisted), the folded records (every
-    record, in or out of the window), the same with node ids and families, the bronze rows
-    of the window (``schemas.raw_lines.RAW_LINES``), and the records' distinct ``log_date``
-    values (``transforms.bronze.records.record_dates``)."""
+    """The run's bronze layers: the numbered lines (persisted), the same without their text
+    (``transforms.bronze.records.narrow_lines``, persisted), the folded records without their
+    text (every record, in or out of the window: what the accounting counts), the folded
+    records with node ids and families, the bronze rows of the window
+    (``schemas.raw_lines.RAW_LINES``), and the records' distinct ``log_date`` values
+    (``transforms.bronze.records.record_dates``)."""
 
     numbered: DataFrame
+    narrow: DataFrame
     folded: DataFrame
     records: DataFrame
     bronze: DataFrame
@@ -134,11 +139,14 @@ def build_bronze(
     """Plan the bronze layers for the given source files.
 
     One layer of full text is persisted: the numbered lines, each line's header regex
-    evaluated once. The continuation runs (stack traces: rare lines) are persisted too and
-    materialised here, in one job, so that Spark knows their true size and broadcasts them to
-    the header lines instead of shuffling every record to fold them. The records and the
-    bronze rows are plans over those two; a run writes bronze once and reads it back from the
-    lake for everything after.
+    evaluated once. Beside it, the same lines without their text (``narrow_lines``) feed
+    everything that reads every line but no text (the continuation runs, the record dates,
+    the node ids each file prints, the accounting): at scale the numbered lines spill to
+    disk, and a scan of them reads every column back. The continuation runs (stack traces:
+    rare lines) are persisted too; one job here computes the three, so that Spark knows the
+    runs' true size and broadcasts them to the header lines instead of shuffling every
+    record to fold them. The records and the bronze rows are plans over those; a run writes
+    bronze once and reads it back from the lake for everything after.
 
     Args:
         spark: the session.
@@ -148,15 +156,21 @@ def build_bronze(
     """
     disk = StorageLevel.MEMORY_AND_DISK
     numbered = number_lines(read_lines(spark, sources), declared_layouts(sources)).persist(disk)
-    runs = continuation_runs(numbered).persist(disk)
+    narrow = narrow_lines(numbered).persist(disk)
+    runs = continuation_runs(narrow).persist(disk)
     runs.count()  # materialised: the planner sizes the broadcast from the cached rows
-    folded = fold_records(numbered, runs)
     files = sources_frame(spark, sources)
-    records = folded.transform(with_node_id, files).transform(with_family)
+    printed = narrow.where(F.col("line_kind").isin(*RECORD_STARTS))
+    records = (
+        fold_records(numbered, runs)
+        .transform(with_node_id, files, printed.select("source_path", "own_node_id"))
+        .transform(with_family)
+    )
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
     bronze = to_raw_lines(in_run, config.run_id, key)
-    dates = record_dates(numbered, runs, files)
-    return Bronze(numbered, folded, records, bronze, dates, cached=(numbered, runs))
+    dates = record_dates(narrow, runs, files)
+    folded = fold_records(narrow, runs)
+    return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(numbered, narrow, runs))
 
 
 def present_families(bronze: DataFrame) -> set[str | None]:
@@ -511,8 +525,8 @@ def _run(
     results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
     stages.stage("accounting and summary")
     accounting = line_accounting(
-        bronze.numbered,
-        # The folded records: the same rows as ``records`` without the node-id passes.
+        bronze.narrow,
+        # The folded records without their text: the same rows as ``records``.
         records=bronze.folded,
         bronze=bronze_rows,
         parsed=list(silver.silver.values()),

@@ -10,7 +10,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from transforms.bronze.records import fold_records, node_id_in_message, number_lines, with_node_id
+from transforms.bronze.records import (
+    fold_records,
+    narrow_lines,
+    node_id_in_message,
+    number_lines,
+    with_node_id,
+)
 from transforms.bronze.redaction import redact_with, with_secrets_fingerprinted
 
 HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
@@ -46,7 +52,8 @@ def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
             ("/c.log", HEADER.format(5, "five")),
         ],
     )
-    got = fold_records(number_lines(lines)).select(
+    numbered = number_lines(lines)
+    got = fold_records(numbered).select(
         "source_path", "line_number", "line_count", "layout", "message", "continuation"
     )
     expected = spark.createDataFrame(
@@ -64,6 +71,22 @@ def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
         "continuation string",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)
+    # Without the lines' text (what the accounting counts), the same records and sizes, and
+    # the same continuations: a record-start line keeps no text, the others keep theirs.
+    narrow = narrow_lines(numbered)
+    keys = ["source_path", "line_number", "line_count", "layout", "continuation"]
+    assertDataFrameEqual(
+        fold_records(narrow).select(*keys), expected.select(*keys), checkRowOrder=False
+    )
+    texts = narrow.where(F.col("value").isNotNull()).select("source_path", "line_number")
+    assertDataFrameEqual(
+        texts,
+        numbered.where(~F.col("line_kind").isin("header", "unrecognized")).select(
+            "source_path", "line_number"
+        ),
+        checkRowOrder=False,
+    )
+    assert texts.count() == 11  # 16 lines, 5 of them start a record
 
 
 def test_line_order_follows_split_offsets_not_row_ids(spark: SparkSession) -> None:
@@ -136,6 +159,26 @@ def test_node_id_precedence(spark: SparkSession) -> None:
         "log_ts timestamp, log_date date",
     )
     assertDataFrameEqual(got, expected, checkRowOrder=False)
+    # The ids printed in each file read from another frame of the records (``printed``).
+    columns = ["source_path", "line_number", "node_id", "node_id_source"]
+    printed = records.select("source_path", "own_node_id")
+    assertDataFrameEqual(
+        with_node_id(records, sources, printed).select(*columns),
+        expected.select(*columns),
+        checkRowOrder=False,
+    )
+    # What ``printed`` lacks is not printed: /b2/server.log's id no longer names its
+    # record without one, nor /b2's other file; the record that prints it keeps it.
+    elsewhere = printed.where(F.col("source_path") != "/b2/server.log")
+    folder = {3: ("b2", "folder"), 4: ("b2", "folder")}
+    assertDataFrameEqual(
+        with_node_id(records, sources, elsewhere).select(*columns),
+        spark.createDataFrame(
+            [(r[0], r[1], *folder.get(r[1], (r[2], r[3]))) for r in expected.collect()],
+            expected.select(*columns).schema,
+        ),
+        checkRowOrder=False,
+    )
 
 
 KEY = b"k" * 32

@@ -156,10 +156,33 @@ def _unrecognized_as_records(numbered: DataFrame) -> DataFrame:
     )
 
 
+#: ``number_lines`` columns that ``narrow_lines`` keeps: all but the text.
+NARROW_COLUMNS = ("source_path", "line_number", "line_kind", "layout", "ts_text", "own_node_id")
+
+
+def narrow_lines(numbered: DataFrame) -> DataFrame:
+    """The numbered lines without their text, for what reads every line but no record's text:
+    the continuation runs, the record dates, the node ids printed in each file and the
+    accounting.
+
+    Input columns: the output of ``number_lines``.
+    Output columns: ``NARROW_COLUMNS`` (source_path string, line_number long, line_kind
+    string, layout string, ts_text string, own_node_id string) and value (string: the line,
+    only for a line that does not start a record, null for the rest: ``continuation_runs``
+    reads it).
+
+    Persisted beside the numbered lines (issue 15): at 10M lines those spill to disk, and each
+    scan of them reads every column back, the text of every line twice over (line and
+    message), however few columns it needs.
+    """
+    starts = F.col("line_kind").isin(*RECORD_STARTS)
+    return numbered.select(*NARROW_COLUMNS, F.when(~starts, F.col("value")).alias("value"))
+
+
 def continuation_runs(numbered: DataFrame) -> DataFrame:
     """The continuation lines (stack traces) of each file, grouped by the record they belong to.
 
-    Input columns: the output of ``number_lines``.
+    Input columns: the output of ``number_lines`` or ``narrow_lines``.
     Output columns: source_path (string), anchor_line (long: the line number of the header
     line the run follows; null for a run at the start of a file, before any header),
     lines (array<struct<line_number long, value string>>, the run's continuation lines in
@@ -209,8 +232,9 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
     Output columns: source_path, line_number (long, the record's first line), line_count (int),
     layout (string; ``unknown`` for continuation lines before any header in the file), raw
     (string, the first line), line_prefix, ts_text, level, logger, logger_line (int), thread,
-    message, own_node_id, continuation (string: continuation lines joined by ``\\n``, null if
-    none).
+    message, own_node_id (those of these header fields that ``numbered`` has: all of them
+    from ``number_lines``, fewer from ``narrow_lines``), continuation (string: continuation
+    lines joined by ``\\n``, null if none).
 
     Comment and blank lines are not records and are dropped here; ``line_accounting`` counts
     them. Continuation lines at the start of a file (a rotated file that begins mid-trace) form
@@ -224,6 +248,7 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
         F.size("lines").alias("_traced"),
         F.array_join(F.transform("lines", lambda x: x["value"]), "\n").alias("continuation"),
     )
+    fields = [name for name in _HEADER_FIELDS if name in numbered.columns]
     headers = (
         numbered.where(F.col("line_kind").isin(*RECORD_STARTS))
         .join(traces, ["source_path", "line_number"], "left")
@@ -233,7 +258,7 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
             (F.coalesce(F.col("_traced"), F.lit(0)) + 1).cast("int").alias("line_count"),
             "layout",
             F.col("value").alias("raw"),
-            *_HEADER_FIELDS,
+            *fields,
             "continuation",
         )
     )
@@ -245,7 +270,7 @@ def fold_records(numbered: DataFrame, runs: DataFrame | None = None) -> DataFram
         F.size("lines").cast("int").alias("line_count"),
         F.lit("unknown").alias("layout"),
         first["value"].alias("raw"),
-        *[F.lit(None).cast(numbered.schema[name].dataType).alias(name) for name in _HEADER_FIELDS],
+        *[F.lit(None).cast(numbered.schema[name].dataType).alias(name) for name in fields],
         F.nullif(F.array_join(F.transform(rest, lambda x: x["value"]), "\n"), F.lit("")).alias(
             "continuation"
         ),
@@ -267,7 +292,9 @@ def node_id_in_message(message: Column) -> Column:
     return F.when(pretest, F.nullif(F.regexp_extract(message, _NODE_ID_PATTERN, 1), F.lit("")))
 
 
-def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
+def with_node_id(
+    records: DataFrame, sources: DataFrame, printed: DataFrame | None = None
+) -> DataFrame:
     """Attach each record's node id and UTC timestamp, using its source file's metadata.
 
     Precedence (docs/architecture.md, node identity): the node's own properties file beside the log
@@ -279,7 +306,10 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
         records: ``fold_records`` output (own_node_id: the id the record's message prints,
         computed once by ``number_lines``). sources (small, broadcast): source_path (string),
         node_key (string: the node folder), node_folder_name (string), config_node_id
-        (string, nullable), time_zone (string).
+        (string, nullable), time_zone (string). printed: source_path and own_node_id of
+        every record (the record-start lines of ``narrow_lines``), read for the ids printed
+        in each file instead of ``records`` (which then need not be computed twice); the
+        ids of ``records`` when None.
     Output columns: records' columns except own_node_id + node_id (string), node_id_source
     (string: config, log_prefix, folder), log_ts (timestamp, UTC: log4j times converted from
     the source's zone, JSON records' ISO-8601 times with their own offset), log_date (date).
@@ -287,9 +317,13 @@ def with_node_id(records: DataFrame, sources: DataFrame) -> DataFrame:
     with_source = records.join(F.broadcast(sources), "source_path", "left").withColumnRenamed(
         "own_node_id", "_own_id"
     )
+    ids = with_source
+    if printed is not None:
+        nodes = F.broadcast(sources.select("source_path", "node_key"))
+        ids = printed.withColumnRenamed("own_node_id", "_own_id").join(nodes, "source_path", "left")
     # One pass over the records for both levels: per file, then per node from the (small)
     # per-file result.
-    per_file = with_source.groupBy("source_path", "node_key").agg(
+    per_file = ids.groupBy("source_path", "node_key").agg(
         F.min("_own_id").alias("_file_min"), F.max("_own_id").alias("_file_max")
     )
     per_node = per_file.groupBy("node_key").agg(
@@ -329,7 +363,8 @@ def record_dates(numbered: DataFrame, runs: DataFrame, sources: DataFrame) -> Da
     """The distinct ``log_date`` values of the records ``fold_records`` and ``with_node_id``
     make of these lines, read from the lines alone (a record's time is its header line's).
 
-    Input columns: ``number_lines`` output; ``continuation_runs`` output; sources as for
+    Input columns: ``number_lines`` or ``narrow_lines`` output (source_path, line_kind,
+    layout, ts_text); ``continuation_runs`` output; sources as for
     ``with_node_id`` (source_path, time_zone).
     Output columns: log_date (date; null for records without a time, such as the continuation
     lines at the start of a file), one row per value.
