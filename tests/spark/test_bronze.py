@@ -78,11 +78,11 @@ def test_stack_traces_fold_into_their_header(spark: SparkSession) -> None:
     assertDataFrameEqual(
         fold_records(narrow).select(*keys), expected.select(*keys), checkRowOrder=False
     )
-    texts = narrow.where(F.col("value").isNotNull()).select("source_path", "line_number")
+    texts = narrow.where(F.col("value").isNotNull()).select("source_path", "line_number", "value")
     assertDataFrameEqual(
         texts,
         numbered.where(~F.col("line_kind").isin("header", "unrecognized")).select(
-            "source_path", "line_number"
+            "source_path", "line_number", "value"
         ),
         checkRowOrder=False,
     )
