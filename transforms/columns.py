@@ -38,6 +38,27 @@ def rest_of(text: Column, position: Column | int) -> Column:
 _GROUP_SEPARATOR = "\u0001"
 
 
+def split_groups(parts: Column, count: int, unreadable: Column, fallback: Column) -> Column:
+    """Elements 2..``count + 1`` of ``parts``, or ``fallback`` where ``unreadable``; null when
+    the result is empty. ``parts`` is evaluated once.
+
+    For a regex rewrite split at a separator: ``parts`` is the text rewritten to a separator
+    before each group and split at it, so a match gives ``["", group 1, ..., group count,
+    ...]`` and a text that does not match gives ``[text]``, empty without its first element.
+    ``unreadable`` (the text itself holds the separator) hands such a row to ``fallback``. A
+    ``when(size(parts) == n, parts)`` evaluates the rewrite twice, once for the test and once
+    for the value: Spark shares a subexpression between a condition and its branch only when
+    both always run. ``nullif`` binds its argument once (a common expression), but only at
+    the top of a column: inside a branch Spark inlines it again, hence the ``when`` within.
+    Half the cost of the header regex of every line (issue 15, sixteenth part).
+
+    Input: ``parts`` array<string>, ``unreadable`` boolean, ``fallback`` array<string> (null
+    or of ``count`` elements). Output: array<string> of ``count`` elements, or null.
+    """
+    empty = F.array().cast("array<string>")
+    return F.nullif(F.when(unreadable, fallback).otherwise(F.slice(parts, 2, count)), empty)
+
+
 def groups(text: Column, regex: str, count: int) -> Column:
     """Groups 1..``count`` of ``regex`` in ``text`` from one regex evaluation; read them with
     ``group_at``.
@@ -48,7 +69,7 @@ def groups(text: Column, regex: str, count: int) -> Column:
     what the match leaves after it (Java's ``$`` matches before a final line terminator: ``\\n``,
     ``\\r\\n``, U+0085, U+2028, U+2029) lands after the last separator and is dropped. A text
     that itself contains U+0001 falls back to one ``regexp_extract`` per group, so ``group_at``
-    always equals ``group``.
+    always equals ``group``. The rewrite is evaluated once per row (``split_groups``).
 
     Returns:
         array<string> of ``count`` elements ("" for an empty or non-participating group); null
@@ -57,11 +78,9 @@ def groups(text: Column, regex: str, count: int) -> Column:
     sep = _GROUP_SEPARATOR
     replacement = sep + sep.join(f"${i}" for i in range(1, count + 1)) + sep
     replaced = F.regexp_replace(text, regex, replacement)
-    split = F.split(rest_of(replaced, 2), sep)
-    one_pass = F.when(replaced.startswith(sep), F.slice(split, 1, count))
     extracted = [F.regexp_extract(text, regex, i) for i in range(1, count + 1)]
     per_group = F.when(text.rlike(regex), F.array(*extracted))
-    return F.when(text.contains(sep), per_group).otherwise(one_pass)
+    return split_groups(F.split(replaced, sep), count, text.contains(sep), per_group)
 
 
 def group_at(found: Column, index: int) -> Column:

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from transforms.columns import group, group_at, groups, rest_of
 from transforms.silver.request_log.parse import (
     CONNECTION_ID_RE,
+    connection_groups,
     connection_parts,
     found_error_codes,
 )
@@ -116,6 +117,13 @@ def test_connection_parts_ignore_a_final_line_terminator(spark: SparkSession) ->
         "id int, processor_id int, idx int",
     )
     assert_df_equality(actual, expected, ignore_nullable=True)
+    # The parse materialises the groups first (``connection_groups``): the same parts.
+    staged = df.withColumn("found", connection_groups(F.col("conn")))
+    given = connection_parts(F.col("conn"), F.col("found"))
+    from_found = staged.select(
+        "id", given["processor_id"].alias("processor_id"), given["connection_index"].alias("idx")
+    )
+    assert_df_equality(from_found, expected, ignore_nullable=True)
 
 
 def test_top_level_error_code_first_field_and_nested(spark: SparkSession) -> None:

@@ -11,7 +11,15 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType, TimestampType
 from pyspark.testing import assertDataFrameEqual
 
-from transforms.bronze.layout import local_log_ts, with_header_fields
+from transforms.bronze.layout import (
+    _GROUPS,
+    _REPLACEMENT,
+    _SEP,
+    HEADER_PATTERN,
+    header_fields,
+    local_log_ts,
+    with_header_fields,
+)
 from transforms.bronze.log4j_pattern import compile_pattern
 from transforms.silver.families import family_of
 from transforms.silver.registry import in_known_layout
@@ -68,6 +76,23 @@ CLOUD_EVENT = (
     '{"specversion":"1.0","id":"e1","source":"crn:///kafka=abc","type":'
     '"io.confluent.kafka.server/authorization","time":"2026-11-20T10:00:00.123Z","data":{}}'
 )
+
+
+def test_header_fields_equal_the_two_pass_form(spark: SparkSession) -> None:
+    """``header_fields`` runs its regex once per line; it gives what the form that tests the
+    split's size, then takes it (two regex runs), gives on every line: real ones, a line
+    with a final line terminator, and lines holding the separator, matched (null: more than
+    8 parts) or not (with exactly 7 separators: the 8 parts, as the two-pass form has it)."""
+    lines = [STRIMZI_LINE, LOG4J_LINE, LINE_LAYOUT, DOCKER_COMPOSE, DOCKER_DESKTOP, BARE, TRACE,
+             CLOUD_EVENT, LOG4J_LINE + "\n", LOG4J_LINE.replace("Failed", "Fa\u0001iled"),
+             "no header" + "\u0001" * 7, "\u0001", "", None]  # fmt: skip
+    df = spark.createDataFrame(list(enumerate(lines)), "id int, value string")
+    parts = F.split(F.regexp_replace("value", HEADER_PATTERN, _REPLACEMENT), _SEP)
+    two_pass = df.select("id", F.when(F.size(parts) == _GROUPS, parts).alias("fields"))
+    actual = df.select("id", header_fields(F.col("value")).alias("fields"))
+    assertDataFrameEqual(actual, two_pass)
+    matched = {row["id"] for row in actual.where(F.col("fields").isNotNull()).collect()}
+    assert matched == {0, 1, 2, 3, 4, 5, 8, 10}
 
 
 def test_every_layout_of_the_real_samples(spark: SparkSession) -> None:

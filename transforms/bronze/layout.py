@@ -23,6 +23,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from transforms.bronze.log4j_pattern import BUILTIN_LAYOUTS, CompiledLayout
+from transforms.columns import split_groups
 
 #: One pattern for every layout. Groups: 1 prefix a container runtime or syslog put before the
 #: header (``kafka-0 kafka ``, ``name_1  | ``, ``2025-02-16 11:46:34 ``), 2 ``[`` when the date
@@ -89,8 +90,12 @@ def header_fields(value: Column) -> Column:
         null when the line does not match (a continuation line such as a stack trace), or when
         the line itself contains the U+0001 separator.
     """
-    parts = F.split(F.regexp_replace(value, HEADER_PATTERN, _REPLACEMENT), _SEP)
-    return F.when(F.size(parts) == _GROUPS, parts)
+    # One regex pass per line (``split_groups``); a line holding the separator itself takes
+    # the two-pass form, whose result it keeps (null unless it splits into exactly 8 parts).
+    parts = F.split(F.regexp_replace(value, HEADER_PATTERN, _SEP + _REPLACEMENT), _SEP)
+    split_twice = F.split(F.regexp_replace(value, HEADER_PATTERN, _REPLACEMENT), _SEP)
+    guarded = F.when(F.size(split_twice) == _GROUPS, split_twice)
+    return split_groups(parts, _GROUPS, value.contains(_SEP), guarded)
 
 
 def compiled_fields(value: Column, layout: CompiledLayout) -> Column:
