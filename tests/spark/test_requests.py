@@ -41,6 +41,7 @@ from transforms.silver.request_log.kip590_envelope import (
     envelope_principal,
 )
 from transforms.silver.request_log.parse import (
+    connection_groups,
     connection_parts,
     is_request_record,
     item_error_codes,
@@ -394,7 +395,7 @@ def test_error_codes_and_column_functions_including_nulls(spark: SparkSession) -
     ]  # fmt: skip
     schema = "code int, codes array<int>, cid string, text string, hmac string, api string"
     df = spark.createDataFrame(rows, schema)
-    parts = connection_parts(F.col("cid"))
+    parts = connection_parts(connection_groups(F.col("cid")))
     actual = df.select(
         error_code_name(F.col("code")).alias("name"),
         error_code_names(F.col("codes")).alias("names"),

@@ -63,18 +63,16 @@ def is_request_record(logger: Column, message: Column) -> Column:
 
 
 def connection_groups(connection_id: Column) -> Column:
-    """The six ``CONNECTION_ID_RE`` groups of a connection id (``transforms.columns.groups``):
-    materialise it as a column and pass it to ``connection_parts``, which reads it six times
-    (evaluated in place, the regex ran for each part: an eighth of the parse of JSON request
-    records, issue 15)."""
+    """The six ``CONNECTION_ID_RE`` groups of a connection id (``transforms.columns.groups``).
+    Materialise it as a column before ``connection_parts``, which reads it six times: inline,
+    the regex ran for each part (an eighth of the parse of JSON request records, issue 15)."""
     return groups(connection_id, CONNECTION_ID_RE, 6)
 
 
-def connection_parts(connection_id: Column, found: Column | None = None) -> dict[str, Column]:
+def connection_parts(found: Column) -> dict[str, Column]:
     """local_ip, local_port, remote_ip (client), remote_port, processor_id (4.x only),
-    connection_index of a connection id; all null when it does not match. ``found``: its
-    ``connection_groups``, materialised; computed here when None."""
-    found = connection_groups(connection_id) if found is None else found
+    connection_index of a connection id, from its ``connection_groups``; all null when it does
+    not match."""
     g = [F.lit(None), *[group_at(found, i) for i in range(1, 7)]]
     four_part = g[6].isNotNull()
     return {
@@ -216,7 +214,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
             "client_id": F.nullif(c("client_id"), F.lit("")),
             "principal_type": principal_type(c("principal")),
             "principal_name": principal_name(c("principal")),
-            **connection_parts(c("connection_id"), c("_conn")),
+            **connection_parts(c("_conn")),
             **_error_columns(is_json),
             **parsed_bodies(c("log_format"), c("api_key"), c("request_json"), c("response_json")),
         }
