@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from pyspark import SparkContext
+from pyspark.errors import PySparkRuntimeError
+from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 
-from jobs import jvm_functions
+from jobs import jvm_functions, jvm_startup
 from jobs.java import ensure_java
 
 log = logging.getLogger(__name__)
@@ -76,7 +81,10 @@ def quiet_java_options(options: str, verbose: bool) -> str:
 
 
 def build_session(
-    app_name: str, master: str | None, conf: Mapping[str, str] | None = None
+    app_name: str,
+    master: str | None,
+    conf: Mapping[str, str] | None = None,
+    input_bytes: int | None = None,
 ) -> SparkSession:
     """Return the active SparkSession, or build one with the project's settings.
 
@@ -91,8 +99,11 @@ def build_session(
             time zone are applied to it: its own settings are not replaced by DEFAULT_CONF.
             A JVM this process starts logs through the bundled ``spark-log4j2.properties``
             (warnings and errors; Spark's defaults when the root logger is at DEBUG, i.e.
-            ``kafka-audit -v``). Column functions are then resolved once, not on each call
-            (``jobs.jvm_functions.install``: this process, any session).
+            ``kafka-audit -v``), and starts with ``jobs.jvm_startup``'s options (a class
+            archive; C1 only below ``QUICK_START_BYTES`` of ``input_bytes``). Column
+            functions are then resolved once, not on each call (``jobs.jvm_functions.install``:
+            this process, any session).
+        input_bytes: on-disk bytes the command will read, when known (``jobs.jvm_startup``).
 
     Raises:
         EngineError: no Java 17 / 21 available for a local session.
@@ -105,26 +116,109 @@ def build_session(
         # Python workers (the fingerprint pandas UDFs) need this interpreter's packages; the
         # default, ``python3`` from PATH, may lack pyarrow and pandas.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app_name)
-    if master is not None:
-        builder = builder.master(master)
     defaults = dict(DEFAULT_CONF) if active is None else {}
     if master is None and active is None:
         # Under spark-submit, what the user gave with --conf / --driver-memory wins over the
         # project's defaults (SparkConf reads spark-submit's settings from system properties).
-        from pyspark import SparkConf, SparkContext  # noqa: PLC0415
+        from pyspark import SparkConf  # noqa: PLC0415
 
         SparkContext._ensure_initialized()  # connects to spark-submit's JVM
         submitted = {key for key, _ in SparkConf().getAll()}
         defaults = {k: v for k, v in defaults.items() if k not in submitted}
     settings = {**defaults, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
     if active is None and master is not None:  # this process starts the JVM
-        key = "spark.driver.extraJavaOptions"
-        verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
-        settings[key] = quiet_java_options(settings.get(key, ""), verbose)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+        spark = _start_jvm(app_name, master, settings, input_bytes)
+    else:
+        spark = _builder(app_name, master, settings).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm_functions.install()
     return spark
+
+
+def _builder(
+    app_name: str, master: str | None, settings: Mapping[str, str]
+) -> SparkSession.Builder:
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+
+
+def _start_jvm(
+    app_name: str, master: str, settings: Mapping[str, str], input_bytes: int | None
+) -> SparkSession:
+    """Start a local JVM with the quiet log settings and ``jobs.jvm_startup``'s options; a JVM
+    that does not start with a class archive is started again without it (archive removed)."""
+    verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
+    configured = quiet_java_options(settings.get(_JAVA_OPTIONS, ""), verbose)
+    startup = jvm_startup.plan(configured, input_bytes, _class_path_identity(settings))
+    try:
+        spark = _builder(
+            app_name, master, _with_options(settings, configured, startup)
+        ).getOrCreate()
+    except PySparkRuntimeError:
+        if startup.archive is None or startup.writing is not None:
+            raise
+        log.warning("the JVM did not start with its class archive %s: removed", startup.archive)
+        jvm_startup.discard(startup)
+        startup = startup.without_archive()
+        spark = _builder(
+            app_name, master, _with_options(settings, configured, startup)
+        ).getOrCreate()
+    if startup.options:
+        log.info("JVM start-up options: %s", startup.options)
+    if startup.writing is not None:
+        atexit.register(_write_archive, startup)
+    return spark
+
+
+def _with_options(
+    settings: Mapping[str, str], configured: str, startup: jvm_startup.JvmStartup
+) -> dict[str, str]:
+    return {**settings, _JAVA_OPTIONS: f"{configured} {startup.options}".strip()}
+
+
+def _class_path_identity(settings: Mapping[str, str]) -> str:
+    """What a local JVM's class path and JDK are made of (``jobs.jvm_startup.archive_key``):
+    the JDK's location and ``release`` file, Spark's jars (names and sizes), the class-path
+    settings and the environment variables Spark's launcher adds to the class path."""
+    java_home = Path(os.environ.get("JAVA_HOME", "")).resolve()
+    release = java_home / "release"
+    parts = [str(java_home), release.read_text() if release.is_file() else ""]
+    jars = Path(_find_spark_home()) / "jars"
+    if jars.is_dir():
+        parts += sorted(f"{jar.name}:{jar.stat().st_size}" for jar in jars.glob("*.jar"))
+    parts += [settings.get("spark.driver.extraClassPath", "")]
+    names = (
+        "SPARK_HOME",
+        "SPARK_CONF_DIR",
+        "SPARK_DIST_CLASSPATH",
+        "HADOOP_CONF_DIR",
+        "YARN_CONF_DIR",
+    )
+    parts += [os.environ.get(name, "") for name in names]
+    return "\n".join(parts)
+
+
+def _write_archive(startup: jvm_startup.JvmStartup) -> None:
+    """At exit: stop the session, close the JVM's standard input (it exits on end of input,
+    writing the class archive first), wait for it and move the archive in place."""
+    gateway = SparkContext._gateway
+    process = getattr(gateway, "proc", None)
+    active = SparkContext._active_spark_context
+    if active is not None:
+        active.stop()
+    if process is None or process.stdin is None:
+        return
+    log.info("writing the JVM's class archive (once per Java and Spark install)")
+    try:
+        process.stdin.close()
+        process.wait(timeout=jvm_startup.DUMP_WAIT_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        log.info("JVM class archive not written: %s", error)
+    jvm_startup.finish(startup, process.poll() == 0)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from jobs import jvm_functions
+from jobs import jvm_functions, jvm_startup
 from jobs.session import DEFAULT_CONF
 from jobs.small_input import SMALL_INPUT_CONF
 
@@ -27,6 +27,9 @@ _ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 def spark() -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # Commands the tests start leave the user's cache alone (tests/integration/
+    # test_jvm_startup.py gives its own folder).
+    os.environ.setdefault(jvm_startup.ARCHIVE_ENV, "off")
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("kafka-security-audit-tests")

@@ -47,11 +47,12 @@ def execute(args: argparse.Namespace) -> int:
         InputError: a missing or unreadable input, before Spark starts.
     """
     from jobs.parsed_records import print_parsed  # noqa: PLC0415  (keeps --help fast)
+    from jobs.pipeline import input_bytes  # noqa: PLC0415
     from jobs.session import build_session  # noqa: PLC0415
 
     sources = [SourceSpec(path=p, time_zone=args.time_zone) for p in args.paths]
-    discover_sources(sources)  # fail on bad inputs before starting Spark
+    size = input_bytes(discover_sources(sources))  # fails on bad inputs before Spark starts
     key = fingerprint_key(args.lake) if args.lake else ephemeral_key()
-    spark = build_session("kafka-security-audit-parse", spark_master(args))
+    spark = build_session("kafka-security-audit-parse", spark_master(args), input_bytes=size)
     print_parsed(spark, sources, key, sys.stdout)
     return 0

@@ -192,8 +192,10 @@ def execute(args: argparse.Namespace) -> int:
         ConfigError / InputError: a bad configuration or input (an input with no Kafka log
             among its files included, an unset ``[notify] url_env``), before Spark starts.
     """
-    from jobs.pipeline import run  # noqa: PLC0415  (keeps --help and errors fast)
+    from jobs.lake.tables import local_size_bytes  # noqa: PLC0415
+    from jobs.pipeline import input_bytes, run  # noqa: PLC0415  (keeps --help fast)
     from jobs.session import build_session  # noqa: PLC0415
+    from transforms.silver.registry import SILVER_TABLES  # noqa: PLC0415
 
     start, end = _check_arguments(args)
     file_kwargs = load_config_file(args.conf) if args.conf else {}
@@ -214,7 +216,9 @@ def execute(args: argparse.Namespace) -> int:
     sources = discover_sources(config.sources)  # fail on bad inputs before starting Spark
     require_kafka_logs(sources)
     master = args.master if getattr(args, "under_spark_submit", False) else config.master
-    spark = build_session("kafka-security-audit", master, config.spark_conf)
+    lake_bytes = local_size_bytes(config.lake, list(SILVER_TABLES))  # None: not a local path
+    size = None if lake_bytes is None else input_bytes(sources) + lake_bytes
+    spark = build_session("kafka-security-audit", master, config.spark_conf, input_bytes=size)
     java = f"Java {spark.sparkContext._jvm.System.getProperty('java.version')}"  # type: ignore[union-attr]
     summary = run(spark, config, java=java, sources=sources, progress=args.progress)
     summary = replace(summary, fail_on=args.fail_on)

@@ -266,6 +266,25 @@ class Lake:
         return self._spark.read.format("delta").load(path).select(*schema.fieldNames())
 
 
+def local_size_bytes(root: str, tables: Sequence[str]) -> int | None:
+    """On-disk bytes of every file under ``root/table`` for each of ``tables``, read from the
+    file system without Spark (a JVM's start-up options depend on it: ``jobs.jvm_startup``).
+
+    Files of older table versions count too: an upper bound. Returns None when ``root`` is not
+    a local folder path (``s3://``, ``abfss://``...): unknown. A missing table counts 0.
+    """
+    if "://" in root and not root.startswith("file://"):
+        return None
+    base = root.removeprefix("file://")
+    total = 0
+    for table in tables:
+        for folder, _, files in os.walk(os.path.join(base, table)):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.path.getsize(os.path.join(folder, name))
+    return total
+
+
 def _reason(error: Exception) -> str:
     """The line of a Spark error that says what went wrong (a Python worker's is the last)."""
     lines = [line for line in str(error).splitlines() if line.strip()] or [repr(error)]

@@ -1,0 +1,182 @@
+"""Start-up options of a JVM the command line starts: a class archive, and C1 on small inputs.
+
+Two costs of a short command are not the audit's work (issue 15, seventeenth part):
+
+- **Loading Spark's classes.** A local session loads about 20,000 classes from Spark's jars,
+  parsing and verifying each. HotSpot's dynamic class-data sharing (JEP 350, JDK 13+) dumps
+  the classes a JVM loaded into an archive when it exits (``-XX:ArchiveClassesAtExit``); a
+  later JVM with the same JDK and class path maps the archive instead
+  (``-XX:SharedArchiveFile``). The first local session of a JDK + Spark install writes the
+  archive (about 190 MB, under ``~/.cache/kafka-security-audit/jvm``; the command waits for its
+  JVM to exit, a few seconds, and then moves the finished file in place); every later one maps
+  it. ``KAFKA_AUDIT_JVM_ARCHIVE=off`` turns this off; a directory puts the archive there.
+- **The JIT's optimising compiler (C2)** competes with the work for the machine's cores and
+  pays off only on long runs. Below ``QUICK_START_BYTES`` of input the JVM compiles with C1
+  only (``-XX:TieredStopAtLevel=1``).
+
+A JVM only maps an archive whose JDK and class path match; the check is the JVM's own. A
+truncated archive crashes a JVM that maps it, so an archive is used only when its size is the
+one recorded when it was moved in place, and a session that fails to start with it is started
+again without it (``jobs.session.build_session``). ``-Xlog:cds`` messages are off: HotSpot
+prints them on standard output, which ``--json`` keeps for its one document.
+
+Measured on this machine (2 cores, ``kafka-audit run --input samples``, whole processes,
+side by side): C1 only 0.88 of the wall time, the archive another 0.88; at 10,000 lines
+(9 MB) C1 only 0.95, at 60,000 lines (51 MB) 1.09.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass
+from hashlib import sha256
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+ARCHIVE_ENV = "KAFKA_AUDIT_JVM_ARCHIVE"
+"""``off`` (or ``0``, ``false``, ``no``): no class archive; a directory: keep it there."""
+
+QUICK_START_BYTES = 16 * 1024 * 1024
+"""Input below this many on-disk bytes runs with C1 only (``-XX:TieredStopAtLevel=1``)."""
+
+QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+"""HotSpot's class-sharing messages, printed on stdout by default, turned off."""
+
+#: Options that say the user chose class sharing or the JIT themselves: ours are left out.
+_ARCHIVE_OPTIONS = ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare", "SharedClassListFile")
+_JIT_OPTIONS = ("TieredStopAtLevel", "TieredCompilation")
+
+#: A partly written archive older than this was left by a JVM that died: removed.
+_STALE_PART_SECONDS = 3600.0
+#: How long the command waits, at its end, for its JVM to write the archive and exit.
+DUMP_WAIT_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class JvmStartup:
+    """What a JVM this process starts is given.
+
+    Attributes:
+        options: JVM options to add to ``spark.driver.extraJavaOptions`` (space-separated).
+        archive: the class archive mapped, or to be written by this JVM; None: none.
+        writing: the file this JVM writes the archive into at exit (moved to ``archive`` by
+            ``finish``); None when it maps ``archive`` or there is none.
+    """
+
+    options: str = ""
+    archive: Path | None = None
+    writing: Path | None = None
+
+    def without_archive(self) -> JvmStartup:
+        """The same start-up with no class archive (the JIT choice kept)."""
+        kept = " ".join(o for o in self.options.split() if not _is_archive_option(o))
+        return JvmStartup(options=kept)
+
+
+def _is_archive_option(option: str) -> bool:
+    return any(name in option for name in _ARCHIVE_OPTIONS) or option.startswith("-Xlog:cds")
+
+
+def plan(configured: str, input_bytes: int | None, class_path: str) -> JvmStartup:
+    """The start-up options for a JVM this process is about to start.
+
+    Args:
+        configured: ``spark.driver.extraJavaOptions`` as configured: a user's own class-sharing
+            or JIT option turns ours off.
+        input_bytes: on-disk bytes the command will read; None: unknown (C2 kept).
+        class_path: what identifies the JVM's class path (``archive_key``'s input).
+
+    Returns:
+        The options, and the archive mapped or to be written (see the module docstring).
+    """
+    options: list[str] = []
+    quick = input_bytes is not None and input_bytes < QUICK_START_BYTES
+    if quick and not any(name in configured for name in _JIT_OPTIONS):
+        options.append("-XX:TieredStopAtLevel=1")
+    folder = archive_folder()
+    if folder is None or any(name in configured for name in _ARCHIVE_OPTIONS):
+        return JvmStartup(options=" ".join(options))
+    archive = folder / f"spark-classes-{archive_key(class_path)}.jsa"
+    if archive_ready(archive):
+        options += [f"-XX:SharedArchiveFile={archive}", QUIET_CDS]
+        return JvmStartup(options=" ".join(options), archive=archive)
+    writing = archive.with_name(f"{archive.name}.{os.getpid()}.part")
+    options += [f"-XX:ArchiveClassesAtExit={writing}", QUIET_CDS]
+    return JvmStartup(options=" ".join(options), archive=archive, writing=writing)
+
+
+def archive_folder() -> Path | None:
+    """The folder of class archives (``KAFKA_AUDIT_JVM_ARCHIVE``, else the user's cache), made
+    if missing; None when turned off or not writable (stale partial archives are removed)."""
+    chosen = os.environ.get(ARCHIVE_ENV, "").strip()
+    if chosen.lower() in {"off", "0", "false", "no"}:
+        return None
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = Path(chosen) if chosen else cache / "kafka-security-audit" / "jvm"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for part in folder.glob("*.part"):
+            if time.time() - part.stat().st_mtime > _STALE_PART_SECONDS:
+                part.unlink(missing_ok=True)
+    except OSError as error:
+        log.info("no JVM class archive: %s", error)
+        return None
+    return folder if os.access(folder, os.W_OK) else None
+
+
+def archive_key(class_path: str) -> str:
+    """Hex digest naming the archive of one JDK + class path: ``class_path`` is the JDK's
+    ``release`` file, the JDK's location and the jars' names and sizes (``jobs.session``)."""
+    return sha256(class_path.encode()).hexdigest()[:16]
+
+
+def archive_ready(archive: Path) -> bool:
+    """Whether ``archive`` exists with the size recorded when it was moved in place."""
+    try:
+        recorded = json.loads(_record(archive).read_text())["size"]
+        return bool(archive.stat().st_size == recorded)
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _record(archive: Path) -> Path:
+    return archive.with_name(f"{archive.name}.json")
+
+
+def discard(startup: JvmStartup) -> None:
+    """Remove ``startup``'s archive and its record (a JVM did not start with it)."""
+    if startup.archive is not None:
+        for path in (startup.archive, _record(startup.archive)):
+            path.unlink(missing_ok=True)
+
+
+def finish(startup: JvmStartup, jvm_exited: bool) -> bool:
+    """After the JVM exited: move the archive it wrote into place and record its size.
+
+    Args:
+        startup: the start-up ``plan`` gave this JVM.
+        jvm_exited: whether the JVM exited with status 0 (it writes the archive before exiting).
+
+    Returns:
+        Whether an archive was moved into place. A partial file is removed otherwise.
+    """
+    writing, archive = startup.writing, startup.archive
+    if writing is None or archive is None:
+        return False
+    try:
+        if not jvm_exited or not writing.is_file() or writing.stat().st_size == 0:
+            writing.unlink(missing_ok=True)
+            return False
+        size = writing.stat().st_size
+        os.replace(writing, archive)
+        _record(archive).write_text(json.dumps({"size": size}))
+    except OSError as error:
+        log.info("JVM class archive not kept: %s", error)
+        return False
+    log.info("JVM class archive written: %s (%d MB); later commands start faster", archive,
+             size // 1_000_000)  # fmt: skip
+    return True

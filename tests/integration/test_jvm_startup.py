@@ -1,0 +1,67 @@
+"""Real JVMs started by ``kafka-audit parse`` (``jobs.jvm_startup``): the first writes the class
+archive at exit, the next maps it and prints the same records, and a damaged archive whose
+record was forged to match crashes its JVM, which is started again without it. The plan itself:
+tests/unit/test_jvm_startup.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from jobs.jvm_startup import ARCHIVE_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "samples" / "authorizer.log"
+
+
+def _parse(tmp_path: Path, folder: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, ARCHIVE_ENV: str(folder), "PYSPARK_PYTHON": sys.executable}
+    command = [sys.executable, "-m", "jobs.cli.main", "parse", str(SAMPLE), "--master", "local[2]"]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _records(stdout: str) -> list[dict[str, object]]:
+    """The JSON lines (a crashed JVM's report, lines starting with '#', is printed too)."""
+    return [json.loads(line) for line in stdout.splitlines() if not line.startswith("#")]
+
+
+def test_the_archive_is_written_once_then_mapped_and_a_damaged_one_dropped(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "jvm"
+    first = _parse(tmp_path, folder)
+    archives = sorted(folder.glob("*.jsa"))
+    assert len(archives) == 1, sorted(p.name for p in folder.iterdir())
+    archive = archives[0]
+    assert sorted(p.name for p in folder.iterdir()) == [archive.name, f"{archive.name}.json"]
+    assert json.loads(archive.with_name(f"{archive.name}.json").read_text()) == {
+        "size": archive.stat().st_size
+    }
+    assert "-XX:ArchiveClassesAtExit=" in first.stderr
+    assert f"JVM class archive written: {archive}" in first.stderr
+    records = _records(first.stdout)
+    assert len(records) == 12  # the sample's 12 authorizer lines
+
+    second = _parse(tmp_path, folder)
+    assert f"-XX:SharedArchiveFile={archive}" in second.stderr
+    assert "class archive written" not in second.stderr
+    assert _records(second.stdout) == records
+    assert not second.stdout.startswith("[")  # HotSpot's -Xlog lines stay off stdout
+
+    archive.chmod(0o600)  # the JVM writes it read-only
+    with archive.open("r+b") as damaged:
+        damaged.truncate(archive.stat().st_size // 2)
+    archive.with_name(f"{archive.name}.json").write_text(
+        json.dumps({"size": archive.stat().st_size})
+    )
+    third = _parse(tmp_path, folder)
+    assert f"did not start with its class archive {archive}: removed" in third.stderr
+    assert _records(third.stdout) == records
+    assert list(folder.iterdir()) == []

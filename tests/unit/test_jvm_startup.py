@@ -1,0 +1,171 @@
+"""The JVM start-up plan (``jobs.jvm_startup``): class archive written once, then mapped only
+when whole; C1 only on small inputs; a user's own options win. And the lake's local size
+(``jobs.lake.tables.local_size_bytes``). The JVMs themselves: tests/integration/test_jvm_startup.py."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from jobs import jvm_startup
+from jobs.jvm_startup import ARCHIVE_ENV, QUICK_START_BYTES, QUIET_CDS, JvmStartup
+from jobs.lake.tables import local_size_bytes
+
+C1 = "-XX:TieredStopAtLevel=1"
+SMALL = 14_462
+CLASS_PATH = "/usr/lib/jvm/java-17\nJAVA_VERSION=17\nspark-core_2.13-4.2.0.jar:1000"
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(ARCHIVE_ENV, str(tmp_path / "jvm"))
+    return tmp_path / "jvm"
+
+
+def test_the_first_jvm_writes_the_archive_and_the_next_maps_it(folder: Path) -> None:
+    first = jvm_startup.plan("-XX:+UseParallelGC", SMALL, CLASS_PATH)
+    key = jvm_startup.archive_key(CLASS_PATH)
+    archive = folder / f"spark-classes-{key}.jsa"
+    writing = folder / f"spark-classes-{key}.jsa.{os.getpid()}.part"
+    assert first == JvmStartup(
+        options=f"{C1} -XX:ArchiveClassesAtExit={writing} {QUIET_CDS}",
+        archive=archive,
+        writing=writing,
+    )
+    writing.write_bytes(b"x" * 1000)  # what the JVM writes at exit
+    assert jvm_startup.finish(first, jvm_exited=True)
+    assert sorted(p.name for p in folder.iterdir()) == [archive.name, f"{archive.name}.json"]
+    assert jvm_startup.archive_ready(archive)
+    second = jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH)
+    assert second == JvmStartup(
+        options=f"-XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
+    )
+    assert jvm_startup.finish(second, jvm_exited=True) is False  # nothing to move
+    mine = jvm_startup.plan("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, CLASS_PATH)
+    assert mine == JvmStartup(options=C1)  # the user's own archive: ours left out
+
+
+def test_a_jvm_that_did_not_exit_cleanly_leaves_no_archive(folder: Path) -> None:
+    startup = jvm_startup.plan("", None, CLASS_PATH)
+    assert startup.writing is not None and startup.archive is not None
+    assert C1 not in startup.options  # size unknown: C2 kept
+    startup.writing.write_bytes(b"partial")
+    assert jvm_startup.finish(startup, jvm_exited=False) is False
+    assert list(folder.iterdir()) == []
+    empty = jvm_startup.plan("", None, CLASS_PATH)
+    assert empty.writing is not None
+    empty.writing.touch()  # exited cleanly but wrote nothing
+    assert jvm_startup.finish(empty, jvm_exited=True) is False
+    assert list(folder.iterdir()) == []
+
+
+def test_an_archive_is_mapped_only_whole_and_recorded(folder: Path) -> None:
+    startup = jvm_startup.plan("", SMALL, CLASS_PATH)
+    assert startup.writing is not None and startup.archive is not None
+    startup.writing.write_bytes(b"x" * 1000)
+    assert jvm_startup.finish(startup, jvm_exited=True)
+    archive = startup.archive
+    record = archive.with_name(f"{archive.name}.json")
+    archive.write_bytes(b"x" * 999)  # truncated after it was recorded
+    assert not jvm_startup.archive_ready(archive)
+    assert jvm_startup.plan("", SMALL, CLASS_PATH).writing is not None  # written again
+    for text in ("", "{", '{"size": "999"}', "[]", '{"bytes": 999}'):
+        record.write_text(text)
+        assert not jvm_startup.archive_ready(archive), text
+    record.write_text('{"size": 999}')
+    assert jvm_startup.archive_ready(archive)
+    record.unlink()
+    assert not jvm_startup.archive_ready(archive)
+    assert not jvm_startup.archive_ready(folder / "missing.jsa")
+
+
+def test_discard_and_without_archive_keep_the_jit_choice(folder: Path) -> None:
+    startup = jvm_startup.plan("", SMALL, CLASS_PATH)
+    assert startup.writing is not None and startup.archive is not None
+    startup.writing.write_bytes(b"x" * 10)
+    jvm_startup.finish(startup, jvm_exited=True)
+    mapped = jvm_startup.plan("", SMALL, CLASS_PATH)
+    assert "SharedArchiveFile" in mapped.options
+    assert mapped.without_archive() == JvmStartup(options=C1)
+    jvm_startup.discard(mapped)
+    assert list(folder.iterdir()) == []
+    jvm_startup.discard(JvmStartup())  # no archive: nothing to do
+
+
+@pytest.mark.parametrize(
+    ("configured", "size", "options"),
+    [
+        ("", SMALL, C1),
+        ("", 0, C1),
+        ("", QUICK_START_BYTES - 1, C1),
+        ("", QUICK_START_BYTES, ""),
+        ("", None, ""),
+        ("-XX:TieredStopAtLevel=4", SMALL, ""),
+        ("-XX:-TieredCompilation", SMALL, ""),
+        ("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, C1),
+        ("-Xshare:off", None, ""),
+    ],
+)
+def test_a_users_own_options_win_and_c1_only_below_the_threshold(
+    configured: str, size: int | None, options: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    assert jvm_startup.plan(configured, size, CLASS_PATH) == JvmStartup(options=options)
+
+
+@pytest.mark.parametrize("value", ["off", "OFF", "0", "false", "no", " off "])
+def test_the_archive_turned_off(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ARCHIVE_ENV, value)
+    assert jvm_startup.archive_folder() is None
+
+
+def test_the_default_folder_is_the_users_cache_and_stale_parts_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(ARCHIVE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = tmp_path / "cache" / "kafka-security-audit" / "jvm"
+    assert jvm_startup.archive_folder() == folder
+    stale, fresh = folder / "a.jsa.1.part", folder / "a.jsa.2.part"
+    stale.write_bytes(b"old")
+    fresh.write_bytes(b"new")
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale, (hours_ago, hours_ago))
+    assert jvm_startup.archive_folder() == folder
+    assert sorted(p.name for p in folder.iterdir()) == [fresh.name]
+
+
+def test_an_unusable_folder_means_no_archive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(ARCHIVE_ENV, str(blocker / "jvm"))
+    assert jvm_startup.archive_folder() is None
+    assert jvm_startup.plan("", SMALL, CLASS_PATH) == JvmStartup(options=C1)
+
+
+def test_the_archive_is_named_by_jdk_and_class_path() -> None:
+    key = jvm_startup.archive_key(CLASS_PATH)
+    assert len(key) == 16 and int(key, 16) >= 0
+    assert jvm_startup.archive_key(CLASS_PATH) == key
+    assert jvm_startup.archive_key(CLASS_PATH.replace("1000", "1001")) != key
+
+
+def test_local_size_bytes_of_a_lake(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    (lake / "auth_events" / "_delta_log").mkdir(parents=True)
+    (lake / "auth_events" / "_delta_log" / "0.json").write_bytes(b"x" * 10)
+    (lake / "auth_events" / "event_date=2026-11-20").mkdir()
+    (lake / "auth_events" / "event_date=2026-11-20" / "part-0.parquet").write_bytes(b"x" * 100)
+    (lake / "raw_lines").mkdir()
+    (lake / "raw_lines" / "part-0.parquet").write_bytes(b"x" * 1000)  # not asked for
+    tables = ["auth_events", "request_events"]  # request_events missing: 0
+    assert local_size_bytes(str(lake), tables) == 110
+    assert local_size_bytes(f"file://{lake}", tables) == 110
+    assert local_size_bytes(str(tmp_path / "no-lake"), tables) == 0
+    assert local_size_bytes("s3://bucket/lake", tables) is None
+    assert local_size_bytes("abfss://c@a.dfs.core.windows.net/lake", tables) is None
