@@ -452,7 +452,8 @@ def run(
     """Run the pipeline for ``config``'s inputs and window and write every table.
 
     Below ``jobs.small_input.SMALL_INPUT_BYTES`` of input (the files plus the lake's silver)
-    the run turns off code generation and adaptive execution, and restores them afterwards.
+    the run turns off code generation and adaptive execution, and restores them afterwards;
+    above it, its gold stage alone does so when the lake's silver tables are below it.
 
     Args:
         spark: the session (built by the CLI or spark-submit).
@@ -520,9 +521,13 @@ def _run(
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
     results += _write_all(lake, silver_plan(silver, coverage), dates, app_id, stages)
     stages.stage("gold: replay rules, write")
-    context = gold_context(lake, sources, config, key)
-    gold = build_gold(context)
-    results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
+    # Gold reads the lake's silver tables, not the logs: a large input's silver can be small
+    # (50 MB for 1M lines), and gold's many small stages then run as a small input's do.
+    silver_bytes = lake.size_bytes(list(SILVER_TABLES))
+    with small_input_settings(spark, silver_bytes, what="silver for gold"):
+        context = gold_context(lake, sources, config, key)
+        gold = build_gold(context)
+        results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
     stages.stage("accounting and summary")
     accounting = line_accounting(
         bronze.narrow,

@@ -45,21 +45,29 @@ SMALL_INPUT_CONF: Mapping[str, str] = {
 
 @contextmanager
 def small_input_settings(
-    spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES
+    spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES, what: str = "input"
 ) -> Iterator[bool]:
     """Within the block, when ``size_bytes < threshold``: ``SMALL_INPUT_CONF``; at most one
     shuffle partition per core (``spark.sql.shuffle.partitions`` lowered to the session's
     default parallelism, never raised); and ``SMALL_INPUT_PARTITIONS`` set to that same
     number, the partitions of each table write and reused frame.
 
+    Blocks nest: inside a block whose settings apply, an inner block changes nothing and
+    yields True. A run applies them to the whole run for a small input, and otherwise to its
+    gold stage alone when the lake's silver tables, which gold reads, are small.
+
     Args:
         spark: the session; its runtime SQL settings are changed and restored.
         size_bytes: the bytes the block will read (uncompressed size unknown: on-disk size).
         threshold: the size below which the settings apply; 0 never applies them.
+        what: what ``size_bytes`` measures, for the log line.
 
     Yields:
         Whether the small-input settings apply.
     """
+    if spark.conf.get(SMALL_INPUT_PARTITIONS, None) is not None:  # an enclosing block's
+        yield True
+        return
     small = size_bytes < threshold
     if not small:
         yield False
@@ -72,8 +80,8 @@ def small_input_settings(
         SMALL_INPUT_PARTITIONS: str(shuffle),
     }
     log.info(
-        "small input (%d bytes): code generation and adaptive execution off, %d partition(s) "
-        "per shuffle, write and reused frame", size_bytes, shuffle,
+        "small %s (%d bytes): code generation and adaptive execution off, %d partition(s) "
+        "per shuffle, write and reused frame", what, size_bytes, shuffle,
     )  # fmt: skip
     with runtime_settings(spark, settings):
         yield True

@@ -96,3 +96,22 @@ def test_build_session_keeps_an_active_sessions_settings(spark: SparkSession) ->
         assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
     finally:
         spark.conf.unset("spark.sql.caseSensitive")
+
+
+def test_an_inner_block_inside_an_applied_one_changes_nothing(
+    spark: SparkSession, own_values: dict[str, str | None]
+) -> None:
+    """A run's gold block inside a small run's block: still applied, and both restore."""
+    with small_input_settings(spark, 0) as outer:
+        applied = {key: spark.conf.get(key, None) for key in (*KEYS, SMALL_INPUT_PARTITIONS)}
+        with small_input_settings(spark, SMALL_INPUT_BYTES * 10, what="silver") as inner:
+            assert (outer, inner) == (True, True)
+            assert {k: spark.conf.get(k, None) for k in applied} == applied
+        assert {k: spark.conf.get(k, None) for k in applied} == applied
+    assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+    assert spark.conf.get(SMALL_INPUT_PARTITIONS, None) is None
+    with small_input_settings(spark, SMALL_INPUT_BYTES) as large:  # a large run's input
+        with small_input_settings(spark, 0, what="silver") as gold:
+            assert (large, gold) == (False, True)
+            assert {key: spark.conf.get(key) for key in KEYS} == dict(SMALL_INPUT_CONF)
+        assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
