@@ -186,14 +186,18 @@ def _with_options(
 def _class_path_identity(settings: Mapping[str, str]) -> str:
     """What a local JVM's class path and JDK are made of (``jobs.jvm_startup.archive_key``):
     the JDK's location and ``release`` file, Spark's jars (names and sizes), the class-path
-    settings and the environment variables Spark's launcher adds to the class path."""
+    and heap-size settings and the environment variables Spark's launcher adds to the class
+    path."""
     java_home = Path(os.environ.get("JAVA_HOME", "")).resolve()
     release = java_home / "release"
     parts = [str(java_home), release.read_text() if release.is_file() else ""]
     jars = Path(_find_spark_home()) / "jars"
     if jars.is_dir():
         parts += sorted(f"{jar.name}:{jar.stat().st_size}" for jar in jars.glob("*.jar"))
-    parts += [settings.get("spark.driver.extraClassPath", "")]
+    # A heap over 32 GB turns compressed object pointers off, which an archive must match.
+    parts += [
+        settings.get(key, "") for key in ("spark.driver.extraClassPath", "spark.driver.memory")
+    ]
     names = (
         "SPARK_HOME",
         "SPARK_CONF_DIR",
