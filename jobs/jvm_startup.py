@@ -129,8 +129,9 @@ def archive_folder() -> Path | None:
 
 
 def archive_key(class_path: str) -> str:
-    """Hex digest naming the archive of one JDK + class path: ``class_path`` is the JDK's
-    ``release`` file, the JDK's location and the jars' names and sizes (``jobs.session``)."""
+    """Hex digest naming the archive of one JDK + class path: ``class_path`` is what
+    ``jobs.session`` gathers (the JDK's location and ``release`` file, Spark's jars' names and
+    sizes, the class-path and heap-size settings)."""
     return sha256(class_path.encode()).hexdigest()[:16]
 
 
