@@ -7,7 +7,7 @@ For each size: ``kafka-audit generate`` writes a corpus (kept under ``--work`` a
 its parameters match; each log rotated every ``--rotate-lines`` lines, 100,000 by default:
 Kafka's own log4j configuration rolls the request log every hour, so a busy broker's day is
 many files of this size, not one), then, in ONE Spark session (the job's own settings,
-``local[2]``):
+``local[2]``, and the JVM options ``jobs.jvm_startup`` gives a run of the largest corpus):
 
 * **bare read + parse**: ``spark.read.text`` of every file, one regex for the log4j prefix,
   ``from_json`` of the request-log JSON, written as Parquet: the least any pipeline must do;
@@ -320,7 +320,10 @@ def main() -> None:
         extra = ["--rotate-lines", str(args.rotate_lines), *args.generate_arg]
         corpora[size] = corpus, generate(corpus, size, args.seed, extra)
 
-    spark = build_session("bench-end-to-end", args.master)
+    # The JVM gets what a ``kafka-audit run`` of the largest corpus would get
+    # (``jobs.jvm_startup``: the JIT's options depend on the input's size).
+    largest = max(sum(p.stat().st_size for p in log_files(c)) for c, _ in corpora.values())
+    spark = build_session("bench-end-to-end", args.master, input_bytes=largest)
     sampler = MemorySampler(jvm_pid(spark))
     smallest = log_files(corpora[min(args.sizes)][0])
     bare_read_parse(spark, smallest, args.work / "bare-warmup")  # warm the JVM

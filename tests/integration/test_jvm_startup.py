@@ -1,7 +1,7 @@
 """Real JVMs started by ``kafka-audit parse`` (``jobs.jvm_startup``): the first writes the class
 archive at exit, the next maps it and prints the same records, and a damaged archive whose
 record was forged to match crashes its JVM, which is started again without it. The plan itself:
-tests/unit/test_jvm_startup.py."""
+tests/unit/test_jvm_startup.py. And each JIT option the plan gives starts a JVM."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobs.jvm_startup import ARCHIVE_ENV
+import pytest
+
+from jobs import jvm_startup
+from jobs.java import find_java_home
+from jobs.jvm_startup import ARCHIVE_ENV, QUICK_START_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "authorizer.log"
@@ -65,3 +69,19 @@ def test_the_archive_is_written_once_then_mapped_and_a_damaged_one_dropped(
     assert f"did not start with its class archive {archive}: removed" in third.stderr
     assert _records(third.stdout) == records
     assert list(folder.iterdir()) == []
+
+
+def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each JIT option ``plan`` may give is one this JDK accepts (a product flag: an unknown or
+    diagnostic one stops the JVM before Spark starts)."""
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    found = find_java_home()
+    assert found is not None
+    java = found[0] / "bin" / "java"
+    for size in (0, QUICK_START_BYTES):
+        options = jvm_startup.plan("", size, "class path").options.split()
+        assert options, size
+        done = subprocess.run(
+            [str(java), *options, "-version"], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, (options, done.stderr)

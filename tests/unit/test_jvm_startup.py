@@ -1,6 +1,7 @@
 """The JVM start-up plan (``jobs.jvm_startup``): class archive written once, then mapped only
-when whole; C1 only on small inputs; a user's own options win. And the lake's local size
-(``jobs.lake.tables.local_size_bytes``). The JVMs themselves: tests/integration/test_jvm_startup.py."""
+when whole; C1 only on small inputs, less inlining up to large ones; a user's own options win.
+And the lake's local size (``jobs.lake.tables.local_size_bytes``). The JVMs themselves:
+tests/integration/test_jvm_startup.py."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from jobs import jvm_startup
-from jobs.jvm_startup import ARCHIVE_ENV, QUICK_START_BYTES, QUIET_CDS, JvmStartup
+from jobs.jvm_startup import (
+    ARCHIVE_ENV,
+    LESS_INLINING,
+    LESS_INLINING_BYTES,
+    QUICK_START_BYTES,
+    QUIET_CDS,
+    JvmStartup,
+)
 from jobs.lake.tables import local_size_bytes
 
 C1 = "-XX:TieredStopAtLevel=1"
@@ -41,7 +49,7 @@ def test_the_first_jvm_writes_the_archive_and_the_next_maps_it(folder: Path) -> 
     assert jvm_startup.archive_ready(archive)
     second = jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH)
     assert second == JvmStartup(
-        options=f"-XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
+        options=f"{LESS_INLINING} -XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
     )
     assert jvm_startup.finish(second, jvm_exited=True) is False  # nothing to move
     mine = jvm_startup.plan("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, CLASS_PATH)
@@ -101,15 +109,22 @@ def test_discard_and_without_archive_keep_the_jit_choice(folder: Path) -> None:
         ("", SMALL, C1),
         ("", 0, C1),
         ("", QUICK_START_BYTES - 1, C1),
-        ("", QUICK_START_BYTES, ""),
+        ("", QUICK_START_BYTES, LESS_INLINING),
+        ("", LESS_INLINING_BYTES - 1, LESS_INLINING),
+        ("", LESS_INLINING_BYTES, ""),
+        ("", 10 * LESS_INLINING_BYTES, ""),
         ("", None, ""),
         ("-XX:TieredStopAtLevel=4", SMALL, ""),
         ("-XX:-TieredCompilation", SMALL, ""),
+        ("-XX:FreqInlineSize=200", SMALL, C1),
+        ("-XX:FreqInlineSize=200", QUICK_START_BYTES, ""),
+        ("-XX:TieredStopAtLevel=1", QUICK_START_BYTES, ""),
         ("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, C1),
+        ("-XX:SharedArchiveFile=/opt/mine.jsa", QUICK_START_BYTES, LESS_INLINING),
         ("-Xshare:off", None, ""),
     ],
 )
-def test_a_users_own_options_win_and_c1_only_below_the_threshold(
+def test_a_users_own_options_win_and_c1_or_less_inlining_by_size(
     configured: str, size: int | None, options: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ARCHIVE_ENV, "off")
