@@ -60,7 +60,7 @@ QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 #: Options that say the user chose class sharing or the JIT themselves: ours are left out.
 _ARCHIVE_OPTIONS = ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare", "SharedClassListFile")
 _JIT_OPTIONS = ("TieredStopAtLevel", "TieredCompilation")
-_INLINING_OPTIONS = ("FreqInlineSize", "TieredStopAtLevel", "TieredCompilation")
+_INLINING_OPTIONS = ("FreqInlineSize", *_JIT_OPTIONS)
 
 #: A partly written archive older than this was left by a JVM that died: removed.
 _STALE_PART_SECONDS = 3600.0
