@@ -64,9 +64,10 @@ from transforms.bronze.records import (
     continuation_runs,
     fold_records,
     narrow_lines,
-    number_lines,
+    numbered_lines,
     record_dates,
     to_raw_lines,
+    with_line_headers,
     with_node_id,
 )
 from transforms.frames import local_frame
@@ -89,7 +90,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Bronze:
-    """The run's bronze layers: the numbered lines (persisted), the same without their text
+    """The run's bronze layers: the numbered lines (a plan over the persisted
+    ``transforms.bronze.records.with_line_headers``), the same without their text
     (``transforms.bronze.records.narrow_lines``, persisted), the folded records without their
     text (every record, in or out of the window: what the accounting counts), the folded
     records with node ids and families, the bronze rows of the window
@@ -138,11 +140,14 @@ def build_bronze(
 ) -> Bronze:
     """Plan the bronze layers for the given source files.
 
-    One layer of full text is persisted: the numbered lines, each line's header regex
-    evaluated once. Beside it, the same lines without their text (``narrow_lines``) feed
-    everything that reads every line but no text (the continuation runs, the record dates,
-    the node ids each file prints, the accounting): at scale the numbered lines spill to
-    disk, and a scan of them reads every column back. The continuation runs (stack traces:
+    One layer of full text is persisted: the lines with their header fields
+    (``with_line_headers``: each line's header regex evaluated once, the files read once);
+    the numbered lines are a plan over it (``numbered_lines``: the line counts per split are
+    a scan of the persisted layer, joined back by broadcast). Beside it, the same lines
+    without their text (``narrow_lines``) feed everything that reads every line but no text
+    (the continuation runs, the record dates, the node ids each file prints, the
+    accounting): at scale the full-text layer spills to disk, and a scan of it reads every
+    column back. The continuation runs (stack traces:
     rare lines) are persisted too; one job here computes the three, so that Spark knows the
     runs' true size and broadcasts them to the header lines instead of shuffling every
     record to fold them. The records and the bronze rows are plans over those; a run writes
@@ -155,7 +160,8 @@ def build_bronze(
         key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     disk = StorageLevel.MEMORY_AND_DISK
-    numbered = number_lines(read_lines(spark, sources), declared_layouts(sources)).persist(disk)
+    headed = with_line_headers(read_lines(spark, sources), declared_layouts(sources)).persist(disk)
+    numbered = numbered_lines(headed)
     narrow = narrow_lines(numbered).persist(disk)
     runs = continuation_runs(narrow).persist(disk)
     runs.count()  # materialised: the planner sizes the broadcast from the cached rows
@@ -170,7 +176,7 @@ def build_bronze(
     bronze = to_raw_lines(in_run, config.run_id, key)
     dates = record_dates(narrow, runs, files)
     folded = fold_records(narrow, runs)
-    return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(numbered, narrow, runs))
+    return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(headed, narrow, runs))
 
 
 def present_families(bronze: DataFrame) -> set[str | None]:

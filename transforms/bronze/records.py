@@ -84,7 +84,35 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
     Lines starting with ``#`` are comments (the bundled corpus's ``# source:`` notes), not log
     records. Null ``value`` counts as blank.
     """
-    splits = _splits(lines)
+    return numbered_lines(with_line_headers(lines, declared))
+
+
+def with_line_headers(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> DataFrame:
+    """Each physical line's own work, which needs no other line: its header fields, the node
+    id its message prints, and whether it ends inside a secret. ``numbered_lines`` of this is
+    ``number_lines``; a run persists this layer and numbers the lines from it, so the files
+    are read once (issue 15: the line counts per split came from a second read of every file).
+
+    Args:
+        lines: as for ``number_lines``.
+        declared: layouts declared for some files (``transforms.bronze.layout``).
+
+    Output columns: ``lines``' columns, the header fields of ``layout.with_header_fields``,
+    own_node_id (string: ``node_id_in_message`` of the header's message; null for a line
+    without a header) and _ends_open (boolean: ``redaction.ends_inside_secret``).
+    """
+    return (
+        lines.transform(with_header_fields, declared)
+        .withColumn("own_node_id", node_id_in_message(F.col("message")))
+        .withColumn("_ends_open", ends_inside_secret(F.col("value")))
+    )
+
+
+def numbered_lines(headed: DataFrame) -> DataFrame:
+    """``number_lines`` of the lines whose ``with_line_headers`` is ``headed``: the same
+    output columns, from a scan of ``headed`` for the line counts per split and a broadcast
+    join of them."""
+    splits = _splits(headed)
     line_number = F.col("row_order") - F.col("_first_row") + F.col("_before") + 1
     follows_open = F.array_contains("_open_rows", F.col("row_order") - 1) | (
         (F.col("row_order") == F.col("_first_row")) & F.col("_after_open")
@@ -93,24 +121,24 @@ def number_lines(lines: DataFrame, declared: Sequence[DeclaredLayout] = ()) -> D
         F.when(F.col("value").isNull() | (F.trim("value") == ""), F.lit(BLANK))
         .when(F.col("value").startswith("#"), F.lit(COMMENT))
         .when(F.col("layout").isNotNull(), F.lit(HEADER))
-        .when(F.col("_follows_open") | looks_like_continuation(F.col("value")), F.lit(CONTINUATION))
+        .when(follows_open | looks_like_continuation(F.col("value")), F.lit(CONTINUATION))
         .otherwise(F.lit(UNRECOGNIZED))
     )
+    # An unrecognized line's message becomes the whole line: the id it prints is read there.
+    own_node_id = F.when(
+        F.col("line_kind") == UNRECOGNIZED, node_id_in_message(F.col("value"))
+    ).otherwise(F.col("own_node_id"))
+    columns = [c for c in headed.columns if c not in ("block_start", "row_order", "_ends_open")]
     return (
-        lines.join(F.broadcast(splits), ["source_path", "block_start"])
-        .withColumn("line_number", line_number.cast("long"))
-        .withColumn("_follows_open", follows_open)
-        .drop("block_start", "row_order", "_first_row", "_before", "_open_rows", "_after_open")
-        .transform(with_header_fields, declared)
-        .withColumn("line_kind", kind)
-        .drop("_follows_open")
+        headed.join(F.broadcast(splits), ["source_path", "block_start"])
+        .select(*columns, line_number.cast("long").alias("line_number"), kind.alias("line_kind"))
         .transform(_unrecognized_as_records)
-        .withColumn("own_node_id", node_id_in_message(F.col("message")))
+        .withColumn("own_node_id", own_node_id)
     )
 
 
 def _splits(lines: DataFrame) -> DataFrame:
-    """One row per file split (``number_lines``' input): source_path, block_start, _first_row
+    """One row per file split (``with_line_headers``' output): source_path, block_start, _first_row
     (its first row id), _before (lines of the file's earlier splits), _open_rows
     (array<long>: the row ids of its lines that end inside a secret) and _after_open (whether
     the file's previous split ends inside one)."""
@@ -120,7 +148,7 @@ def _splits(lines: DataFrame) -> DataFrame:
         .rowsBetween(Window.unboundedPreceding, -1)
     )
     previous_split = Window.partitionBy("source_path").orderBy("block_start")
-    ends_open = ends_inside_secret(F.col("value"))
+    ends_open = F.col("_ends_open")
     return (
         lines.groupBy("source_path", "block_start")
         .agg(
