@@ -15,6 +15,8 @@ from transforms.bronze.records import (
     narrow_lines,
     node_id_in_message,
     number_lines,
+    numbered_lines,
+    with_line_headers,
     with_node_id,
 )
 from transforms.bronze.redaction import redact_with, with_secrets_fingerprinted
@@ -369,6 +371,42 @@ def test_a_record_cut_inside_a_secret_keeps_the_rest_of_the_secret_as_its_contin
         "line_number long, line_kind string",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)
+
+
+def test_lines_numbered_from_the_persisted_layer_keep_each_kinds_node_id(
+    spark: SparkSession,
+) -> None:
+    # As a run numbers them: from the persisted with_line_headers layer, across two splits. A
+    # header's id is read in its message, an unrecognized line's in the whole line; a line that
+    # only continues a record (a stack frame, the rest of a record cut inside a secret, here
+    # in the next split) has none of its own, whatever it prints.
+    cut = '2023-06-14T09:12:01.334Z [Broker id=8] Completed request:{"request":{"hmac":"Zm9v'
+    lines = spark.createDataFrame(
+        [
+            ("/a.log", 0, 0, HEADER.format(1, "[KafkaApi-3] handled")),
+            ("/a.log", 0, 1, "\tat a.B(B.java:2) [Broker id=9]"),
+            ("/a.log", 0, 2, "2023-06-14T09:12:01.334Z | INFO | [Broker id=7] started"),
+            ("/a.log", 0, 3, ""),
+            ("/a.log", 0, 4, cut),  # the split's last line
+            ("/a.log", 90, 40, '[Controller id=5] rest","x":1}} (kafka.request.logger)'),
+            ("/a.log", 90, 41, HEADER.format(2, "no id here")),
+        ],
+        "source_path string, block_start long, row_order long, value string",
+    )
+    headed = with_line_headers(lines).persist()
+    try:
+        got = numbered_lines(headed).select("line_number", "line_kind", "own_node_id")
+        expected = spark.createDataFrame(
+            [(1, "header", "3"), (2, "continuation", None), (3, "unrecognized", "7"),
+             (4, "blank", None), (5, "unrecognized", "8"), (6, "continuation", None),
+             (7, "header", None)],
+            "line_number long, line_kind string, own_node_id string",
+        )  # fmt: skip
+        assertDataFrameEqual(got, expected, checkRowOrder=False)
+        composed = number_lines(lines).select("line_number", "line_kind", "own_node_id")
+        assertDataFrameEqual(composed, expected, checkRowOrder=False)
+    finally:
+        headed.unpersist()
 
 
 def test_ends_inside_secret_line_by_line(spark: SparkSession) -> None:
