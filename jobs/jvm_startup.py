@@ -54,6 +54,12 @@ LESS_INLINING_BYTES = 2 * 1024 * 1024 * 1024
 LESS_INLINING = "-XX:FreqInlineSize=100"
 """C2 inlines methods of at most 100 bytes of bytecode at hot call sites (default 325)."""
 
+COMPILER_DIRECTIVES = Path(__file__).with_name("jvm-compiler-directives.json")
+"""HotSpot compiler directives (JEP 165) given with ``LESS_INLINING``: the Janino compiler's
+and ASM's classes are compiled by C1 only. Spark runs them to compile its generated Java and
+to read closures' bytecode: hot enough for C2 to spend about 3 s of a 300k-line run on them,
+not long enough to earn it back (issue 15, twentieth part)."""
+
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """HotSpot's class-sharing messages, printed on stdout by default, turned off."""
 
@@ -120,16 +126,31 @@ def plan(configured: str, input_bytes: int | None, class_path: str) -> JvmStartu
 
 
 def _jit_options(configured: str, input_bytes: int | None) -> list[str]:
-    """C1 only below ``QUICK_START_BYTES``; ``LESS_INLINING`` from there up to below
-    ``LESS_INLINING_BYTES``; nothing for an unknown size, a larger one, or when ``configured``
-    names the user's own choice (tiers, or ``FreqInlineSize`` for the second)."""
+    """C1 only below ``QUICK_START_BYTES``; ``LESS_INLINING`` and ``COMPILER_DIRECTIVES`` from
+    there up to below ``LESS_INLINING_BYTES``; nothing for an unknown size, a larger one, or
+    when ``configured`` names the user's own choice (tiers; ``FreqInlineSize`` or a directives
+    file for the second)."""
     if input_bytes is None:
         return []
     if input_bytes < QUICK_START_BYTES:
         return [] if any(n in configured for n in _JIT_OPTIONS) else ["-XX:TieredStopAtLevel=1"]
-    if input_bytes < LESS_INLINING_BYTES and not any(n in configured for n in _INLINING_OPTIONS):
-        return [LESS_INLINING]
-    return []
+    if input_bytes >= LESS_INLINING_BYTES:
+        return []
+    options = [] if any(n in configured for n in _INLINING_OPTIONS) else [LESS_INLINING]
+    return options + _directives_options(configured)
+
+
+def _directives_options(configured: str) -> list[str]:
+    """``COMPILER_DIRECTIVES`` as JVM options; none when ``configured`` names a directives file
+    or a JIT tier option of the user's, or the file is missing or its path holds whitespace
+    (Spark splits the options at whitespace)."""
+    path = str(COMPILER_DIRECTIVES)
+    chosen = ("CompilerDirectivesFile", *_JIT_OPTIONS)
+    if any(n in configured for n in chosen) or not COMPILER_DIRECTIVES.is_file():
+        return []
+    if any(c.isspace() for c in path):
+        return []
+    return ["-XX:+UnlockDiagnosticVMOptions", f"-XX:CompilerDirectivesFile={path}"]
 
 
 def archive_folder() -> Path | None:

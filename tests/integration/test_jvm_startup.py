@@ -72,8 +72,9 @@ def test_the_archive_is_written_once_then_mapped_and_a_damaged_one_dropped(
 
 
 def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each JIT option ``plan`` may give is one this JDK accepts (a product flag: an unknown or
-    diagnostic one stops the JVM before Spark starts)."""
+    """Each JIT option ``plan`` may give is one this JDK accepts (a product flag, or a
+    diagnostic one after ``-XX:+UnlockDiagnosticVMOptions``: an unknown flag or a directives
+    file HotSpot cannot parse stops the JVM before Spark starts)."""
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     found = find_java_home()
     assert found is not None
@@ -85,3 +86,30 @@ def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
             [str(java), *options, "-version"], capture_output=True, text=True, check=False
         )
         assert done.returncode == 0, (options, done.stderr)
+
+
+def test_hotspot_reads_the_directives_as_c1_only_for_janino_and_asm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The directives file as HotSpot parses it: C2 excluded for the Janino compiler's and
+    ASM's classes, C1 left to the defaults, nothing else matched."""
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    found = find_java_home()
+    assert found is not None
+    options = jvm_startup.plan("", QUICK_START_BYTES, "class path").options.split()
+    done = subprocess.run(
+        [str(found[0] / "bin" / "java"), *options, "-XX:+CompilerDirectivesPrint", "-version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = done.stdout + done.stderr
+    assert "1 compiler directives added" in printed
+    ours = printed.split("Directive:")[1]
+    assert ours.split("\n")[1].strip() == (
+        "matching: org/apache/xbean/asm9/*.*, org/codehaus/commons/*.*, org/codehaus/janino/*.*"
+    )
+    c1, c2 = ours.split("c1 directives:")[1].split("c2 directives:")
+    assert " Enable:false " in c1  # C1: the defaults
+    assert " Enable:true Exclude:true " in c2

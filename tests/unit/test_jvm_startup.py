@@ -14,6 +14,7 @@ import pytest
 from jobs import jvm_startup
 from jobs.jvm_startup import (
     ARCHIVE_ENV,
+    COMPILER_DIRECTIVES,
     LESS_INLINING,
     LESS_INLINING_BYTES,
     QUICK_START_BYTES,
@@ -23,6 +24,8 @@ from jobs.jvm_startup import (
 from jobs.lake.tables import local_size_bytes
 
 C1 = "-XX:TieredStopAtLevel=1"
+DIRECTIVES = f"-XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}"
+MID = f"{LESS_INLINING} {DIRECTIVES}"
 SMALL = 14_462
 CLASS_PATH = "/usr/lib/jvm/java-17\nJAVA_VERSION=17\nspark-core_2.13-4.2.0.jar:1000"
 
@@ -49,7 +52,7 @@ def test_the_first_jvm_writes_the_archive_and_the_next_maps_it(folder: Path) -> 
     assert jvm_startup.archive_ready(archive)
     second = jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH)
     assert second == JvmStartup(
-        options=f"{LESS_INLINING} -XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
+        options=f"{MID} -XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
     )
     assert jvm_startup.finish(second, jvm_exited=True) is False  # nothing to move
     mine = jvm_startup.plan("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, CLASS_PATH)
@@ -109,18 +112,20 @@ def test_discard_and_without_archive_keep_the_jit_choice(folder: Path) -> None:
         ("", SMALL, C1),
         ("", 0, C1),
         ("", QUICK_START_BYTES - 1, C1),
-        ("", QUICK_START_BYTES, LESS_INLINING),
-        ("", LESS_INLINING_BYTES - 1, LESS_INLINING),
+        ("", QUICK_START_BYTES, MID),
+        ("", LESS_INLINING_BYTES - 1, MID),
         ("", LESS_INLINING_BYTES, ""),
         ("", 10 * LESS_INLINING_BYTES, ""),
         ("", None, ""),
         ("-XX:TieredStopAtLevel=4", SMALL, ""),
         ("-XX:-TieredCompilation", SMALL, ""),
         ("-XX:FreqInlineSize=200", SMALL, C1),
-        ("-XX:FreqInlineSize=200", QUICK_START_BYTES, ""),
+        ("-XX:FreqInlineSize=200", QUICK_START_BYTES, DIRECTIVES),
+        ("-XX:CompilerDirectivesFile=/opt/mine.json", QUICK_START_BYTES, LESS_INLINING),
+        ("-XX:CompilerDirectivesFile=/opt/mine.json", SMALL, C1),
         ("-XX:TieredStopAtLevel=1", QUICK_START_BYTES, ""),
         ("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, C1),
-        ("-XX:SharedArchiveFile=/opt/mine.jsa", QUICK_START_BYTES, LESS_INLINING),
+        ("-XX:SharedArchiveFile=/opt/mine.jsa", QUICK_START_BYTES, MID),
         ("-Xshare:off", None, ""),
     ],
 )
@@ -129,6 +134,19 @@ def test_a_users_own_options_win_and_c1_or_less_inlining_by_size(
 ) -> None:
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     assert jvm_startup.plan(configured, size, CLASS_PATH) == JvmStartup(options=options)
+
+
+@pytest.mark.parametrize("where", ["missing/directives.json", "with space/directives.json"])
+def test_no_directives_when_the_file_is_missing_or_its_path_would_be_split(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    path = tmp_path / where
+    if "space" in where:
+        path.parent.mkdir()
+        path.write_text(COMPILER_DIRECTIVES.read_text())
+    monkeypatch.setattr(jvm_startup, "COMPILER_DIRECTIVES", path)
+    assert jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH) == JvmStartup(options=LESS_INLINING)
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "0", "false", "no", " off "])
