@@ -143,14 +143,21 @@ def _jit_options(configured: str, input_bytes: int | None) -> list[str]:
 def _directives_options(configured: str) -> list[str]:
     """``COMPILER_DIRECTIVES`` as JVM options; none when ``configured`` names a directives file
     or a JIT tier option of the user's, or the file is missing or its path holds whitespace
-    (Spark splits the options at whitespace)."""
+    (Spark splits the options at whitespace). The VM's own messages then go to standard
+    error."""
     path = str(COMPILER_DIRECTIVES)
     chosen = ("CompilerDirectivesFile", *_JIT_OPTIONS)
     if any(n in configured for n in chosen) or not COMPILER_DIRECTIVES.is_file():
         return []
     if any(c.isspace() for c in path):
         return []
-    return ["-XX:+UnlockDiagnosticVMOptions", f"-XX:CompilerDirectivesFile={path}"]
+    # HotSpot prints "1 compiler directives added" on standard output, which ``--json``
+    # keeps for its one document: the VM's own output goes to standard error instead.
+    return [
+        "-XX:+DisplayVMOutputToStderr",
+        "-XX:+UnlockDiagnosticVMOptions",
+        f"-XX:CompilerDirectivesFile={path}",
+    ]
 
 
 def archive_folder() -> Path | None:

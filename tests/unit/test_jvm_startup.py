@@ -24,7 +24,10 @@ from jobs.jvm_startup import (
 from jobs.lake.tables import local_size_bytes
 
 C1 = "-XX:TieredStopAtLevel=1"
-DIRECTIVES = f"-XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}"
+DIRECTIVES = (
+    "-XX:+DisplayVMOutputToStderr -XX:+UnlockDiagnosticVMOptions "
+    f"-XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}"
+)
 MID = f"{LESS_INLINING} {DIRECTIVES}"
 SMALL = 14_462
 CLASS_PATH = "/usr/lib/jvm/java-17\nJAVA_VERSION=17\nspark-core_2.13-4.2.0.jar:1000"
