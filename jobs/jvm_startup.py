@@ -16,7 +16,8 @@ Two costs of a short command are not the audit's work (issue 15, seventeenth par
   less at hot call sites (``-XX:FreqInlineSize=100``; HotSpot's default is 325 bytes of
   bytecode): C2 then compiles Spark's large generated methods in less time (eighteenth part),
   and it leaves the Janino compiler's and ASM's classes to C1 (``COMPILER_DIRECTIVES``,
-  twentieth part).
+  twentieth part); below ``GENERATED_C1_BYTES`` Spark's generated classes too
+  (``GENERATED_C1_DIRECTIVES``, twenty-first part).
 
 A JVM only maps an archive whose JDK and class path match; the check is the JVM's own. A
 truncated archive crashes a JVM that maps it, so an archive is used only when its size is the
@@ -31,6 +32,10 @@ side by side): C1 only 0.88 of the wall time, the archive another 0.88; at 10,00
 give one) used 31-35 s of CPU instead of 55 s; on 10M lines (8.8 GB), where the compiled code
 runs ten times longer, 1.02, and the bare read + parse 1.07: hence the upper bound. The
 directives, whole runs paired: 0.93 of the CPU and wall time on 300k lines, 0.99 on 1M.
+Spark's generated classes by C1 only, in one process, paired: 0.91 and 0.95 of the JVM's CPU
+on 300k lines (C2 6-7 s less, the executors' CPU unchanged); on 1M lines (841 MB) 1.01 and
+1.02 (C2 10 s less, the executors 12 s more: there the generated code runs long enough to
+earn C2 back): hence ``GENERATED_C1_BYTES``.
 """
 
 from __future__ import annotations
@@ -62,6 +67,17 @@ COMPILER_DIRECTIVES = Path(__file__).with_name("jvm-compiler-directives.json")
 and ASM's classes are compiled by C1 only. Spark runs them to compile its generated Java and
 to read closures' bytecode: hot enough for C2 to spend about 3 s of a 300k-line run on them,
 not long enough to earn it back (issue 15, twentieth part)."""
+
+GENERATED_C1_BYTES = 512 * 1024 * 1024
+"""Input from ``QUICK_START_BYTES`` up to below this many bytes is given
+``GENERATED_C1_DIRECTIVES`` instead of ``COMPILER_DIRECTIVES``."""
+
+GENERATED_C1_DIRECTIVES = Path(__file__).with_name("jvm-compiler-directives-generated.json")
+"""``COMPILER_DIRECTIVES`` plus Spark's generated classes (``GeneratedClass`` and its nested
+projections, iterators, predicates and orderings) by C1 only. A 300k-line run has Janino
+compile about 600 of them and C2 compile about 1,100 of their methods; on an input this small
+the code C1 gives them runs about as fast for what is left of the run (issue 15, twenty-first
+part)."""
 
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """HotSpot's class-sharing messages, printed on stdout by default, turned off."""
@@ -129,10 +145,11 @@ def plan(configured: str, input_bytes: int | None, class_path: str) -> JvmStartu
 
 
 def _jit_options(configured: str, input_bytes: int | None) -> list[str]:
-    """C1 only below ``QUICK_START_BYTES``; ``LESS_INLINING`` and ``COMPILER_DIRECTIVES`` from
-    there up to below ``LESS_INLINING_BYTES``; nothing for an unknown size, a larger one, or
-    when ``configured`` names the user's own choice (tiers; ``FreqInlineSize`` or a directives
-    file for the second)."""
+    """C1 only below ``QUICK_START_BYTES``; ``LESS_INLINING`` and ``GENERATED_C1_DIRECTIVES``
+    from there up to below ``GENERATED_C1_BYTES``, ``LESS_INLINING`` and
+    ``COMPILER_DIRECTIVES`` from there up to below ``LESS_INLINING_BYTES``; nothing for an
+    unknown size, a larger one, or when ``configured`` names the user's own choice (tiers;
+    ``FreqInlineSize`` or a directives file for the directives)."""
     if input_bytes is None:
         return []
     if input_bytes < QUICK_START_BYTES:
@@ -140,17 +157,20 @@ def _jit_options(configured: str, input_bytes: int | None) -> list[str]:
     if input_bytes >= LESS_INLINING_BYTES:
         return []
     options = [] if any(n in configured for n in _INLINING_OPTIONS) else [LESS_INLINING]
-    return options + _directives_options(configured)
+    small = input_bytes < GENERATED_C1_BYTES
+    return options + _directives_options(
+        configured, GENERATED_C1_DIRECTIVES if small else COMPILER_DIRECTIVES
+    )
 
 
-def _directives_options(configured: str) -> list[str]:
-    """``COMPILER_DIRECTIVES`` as JVM options; none when ``configured`` names a directives file
-    or a JIT tier option of the user's, or the file is missing or its path holds whitespace
-    (Spark splits the options at whitespace). The VM's own messages then go to standard
-    error."""
-    path = str(COMPILER_DIRECTIVES)
+def _directives_options(configured: str, directives: Path) -> list[str]:
+    """The ``directives`` file as JVM options; none when ``configured`` names a directives
+    file or a JIT tier option of the user's, or the file is missing or its path holds
+    whitespace (Spark splits the options at whitespace). The VM's own messages then go to
+    standard error."""
+    path = str(directives)
     chosen = ("CompilerDirectivesFile", *_JIT_OPTIONS)
-    if any(n in configured for n in chosen) or not COMPILER_DIRECTIVES.is_file():
+    if any(n in configured for n in chosen) or not directives.is_file():
         return []
     if any(c.isspace() for c in path):
         return []

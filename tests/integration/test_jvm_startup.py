@@ -15,7 +15,7 @@ import pytest
 
 from jobs import jvm_startup
 from jobs.java import find_java_home
-from jobs.jvm_startup import ARCHIVE_ENV, QUICK_START_BYTES
+from jobs.jvm_startup import ARCHIVE_ENV, GENERATED_C1_BYTES, QUICK_START_BYTES
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "authorizer.log"
@@ -88,16 +88,32 @@ def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
         assert done.returncode == 0, (options, done.stderr)
 
 
-def test_hotspot_reads_the_directives_as_c1_only_for_janino_and_asm(
-    monkeypatch: pytest.MonkeyPatch,
+JANINO_AND_ASM = [
+    "org/apache/xbean/asm9/*.*",
+    "org/codehaus/commons/*.*",
+    "org/codehaus/janino/*.*",
+]
+GENERATED = "org/apache/spark/sql/catalyst/expressions/GeneratedClass*.*"
+
+
+@pytest.mark.parametrize(
+    ("size", "patterns"),
+    [
+        (QUICK_START_BYTES, sorted([*JANINO_AND_ASM, GENERATED])),
+        (GENERATED_C1_BYTES - 1, sorted([*JANINO_AND_ASM, GENERATED])),
+        (GENERATED_C1_BYTES, JANINO_AND_ASM),
+    ],
+)
+def test_hotspot_reads_the_directives_as_c1_only_for_janino_asm_and_small_inputs_generated_code(
+    size: int, patterns: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The directives file as HotSpot parses it: C2 excluded for the Janino compiler's and
-    ASM's classes, C1 left to the defaults, nothing else matched; HotSpot's messages about it
-    on standard error."""
+    ASM's classes, and below ``GENERATED_C1_BYTES`` for Spark's generated classes; C1 left to
+    the defaults, nothing else matched; HotSpot's messages about it on standard error."""
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     found = find_java_home()
     assert found is not None
-    options = jvm_startup.plan("", QUICK_START_BYTES, "class path").options.split()
+    options = jvm_startup.plan("", size, "class path").options.split()
     done = subprocess.run(
         [str(found[0] / "bin" / "java"), *options, "-XX:+CompilerDirectivesPrint", "-version"],
         capture_output=True,
@@ -110,11 +126,7 @@ def test_hotspot_reads_the_directives_as_c1_only_for_janino_and_asm(
     assert "1 compiler directives added" in printed
     ours = printed.split("Directive:")[1]
     matching = ours.split("\n")[1].strip().removeprefix("matching: ").split(", ")
-    assert sorted(matching) == [
-        "org/apache/xbean/asm9/*.*",
-        "org/codehaus/commons/*.*",
-        "org/codehaus/janino/*.*",
-    ]
+    assert sorted(matching) == patterns
     c1, c2 = ours.split("c1 directives:")[1].split("c2 directives:")
     assert " Enable:false " in c1  # C1: the defaults
     assert " Enable:true Exclude:true " in c2

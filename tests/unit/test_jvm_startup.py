@@ -15,6 +15,8 @@ from jobs import jvm_startup
 from jobs.jvm_startup import (
     ARCHIVE_ENV,
     COMPILER_DIRECTIVES,
+    GENERATED_C1_BYTES,
+    GENERATED_C1_DIRECTIVES,
     LESS_INLINING,
     LESS_INLINING_BYTES,
     QUICK_START_BYTES,
@@ -24,10 +26,12 @@ from jobs.jvm_startup import (
 from jobs.lake.tables import local_size_bytes
 
 C1 = "-XX:TieredStopAtLevel=1"
-DIRECTIVES = (
-    "-XX:+DisplayVMOutputToStderr -XX:+UnlockDiagnosticVMOptions "
-    f"-XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}"
-)
+VM_OUTPUT = "-XX:+DisplayVMOutputToStderr -XX:+UnlockDiagnosticVMOptions"
+DIRECTIVES = f"{VM_OUTPUT} -XX:CompilerDirectivesFile={COMPILER_DIRECTIVES}"
+GENERATED = f"{VM_OUTPUT} -XX:CompilerDirectivesFile={GENERATED_C1_DIRECTIVES}"
+#: From ``QUICK_START_BYTES``: less inlining, Janino, ASM and Spark's generated classes by C1.
+LOW = f"{LESS_INLINING} {GENERATED}"
+#: From ``GENERATED_C1_BYTES``: less inlining, Janino and ASM by C1.
 MID = f"{LESS_INLINING} {DIRECTIVES}"
 SMALL = 14_462
 CLASS_PATH = "/usr/lib/jvm/java-17\nJAVA_VERSION=17\nspark-core_2.13-4.2.0.jar:1000"
@@ -55,7 +59,7 @@ def test_the_first_jvm_writes_the_archive_and_the_next_maps_it(folder: Path) -> 
     assert jvm_startup.archive_ready(archive)
     second = jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH)
     assert second == JvmStartup(
-        options=f"{MID} -XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
+        options=f"{LOW} -XX:SharedArchiveFile={archive} {QUIET_CDS}", archive=archive
     )
     assert jvm_startup.finish(second, jvm_exited=True) is False  # nothing to move
     mine = jvm_startup.plan("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, CLASS_PATH)
@@ -115,7 +119,9 @@ def test_discard_and_without_archive_keep_the_jit_choice(folder: Path) -> None:
         ("", SMALL, C1),
         ("", 0, C1),
         ("", QUICK_START_BYTES - 1, C1),
-        ("", QUICK_START_BYTES, MID),
+        ("", QUICK_START_BYTES, LOW),
+        ("", GENERATED_C1_BYTES - 1, LOW),
+        ("", GENERATED_C1_BYTES, MID),
         ("", LESS_INLINING_BYTES - 1, MID),
         ("", LESS_INLINING_BYTES, ""),
         ("", 10 * LESS_INLINING_BYTES, ""),
@@ -123,12 +129,14 @@ def test_discard_and_without_archive_keep_the_jit_choice(folder: Path) -> None:
         ("-XX:TieredStopAtLevel=4", SMALL, ""),
         ("-XX:-TieredCompilation", SMALL, ""),
         ("-XX:FreqInlineSize=200", SMALL, C1),
-        ("-XX:FreqInlineSize=200", QUICK_START_BYTES, DIRECTIVES),
+        ("-XX:FreqInlineSize=200", QUICK_START_BYTES, GENERATED),
+        ("-XX:FreqInlineSize=200", GENERATED_C1_BYTES, DIRECTIVES),
         ("-XX:CompilerDirectivesFile=/opt/mine.json", QUICK_START_BYTES, LESS_INLINING),
+        ("-XX:CompilerDirectivesFile=/opt/mine.json", GENERATED_C1_BYTES, LESS_INLINING),
         ("-XX:CompilerDirectivesFile=/opt/mine.json", SMALL, C1),
         ("-XX:TieredStopAtLevel=1", QUICK_START_BYTES, ""),
         ("-XX:SharedArchiveFile=/opt/mine.jsa", SMALL, C1),
-        ("-XX:SharedArchiveFile=/opt/mine.jsa", QUICK_START_BYTES, MID),
+        ("-XX:SharedArchiveFile=/opt/mine.jsa", QUICK_START_BYTES, LOW),
         ("-Xshare:off", None, ""),
     ],
 )
@@ -140,16 +148,20 @@ def test_a_users_own_options_win_and_c1_or_less_inlining_by_size(
 
 
 @pytest.mark.parametrize("where", ["missing/directives.json", "with space/directives.json"])
+@pytest.mark.parametrize(
+    ("name", "size"),
+    [("GENERATED_C1_DIRECTIVES", QUICK_START_BYTES), ("COMPILER_DIRECTIVES", GENERATED_C1_BYTES)],
+)
 def test_no_directives_when_the_file_is_missing_or_its_path_would_be_split(
-    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    where: str, name: str, size: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     path = tmp_path / where
     if "space" in where:
         path.parent.mkdir()
-        path.write_text(COMPILER_DIRECTIVES.read_text())
-    monkeypatch.setattr(jvm_startup, "COMPILER_DIRECTIVES", path)
-    assert jvm_startup.plan("", QUICK_START_BYTES, CLASS_PATH) == JvmStartup(options=LESS_INLINING)
+        path.write_text(getattr(jvm_startup, name).read_text())
+    monkeypatch.setattr(jvm_startup, name, path)
+    assert jvm_startup.plan("", size, CLASS_PATH) == JvmStartup(options=LESS_INLINING)
 
 
 @pytest.mark.parametrize("value", ["off", "OFF", "0", "false", "no", " off "])
