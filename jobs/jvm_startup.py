@@ -33,7 +33,8 @@ give one) used 31-35 s of CPU instead of 55 s; on 10M lines (8.8 GB), where the 
 runs ten times longer, 1.02, and the bare read + parse 1.07: hence the upper bound. The
 directives, whole runs paired: 0.93 of the CPU and wall time on 300k lines, 0.99 on 1M.
 Spark's generated classes by C1 only, in one process, paired: 0.91 and 0.95 of the JVM's CPU
-on 300k lines (C2 6-7 s less, the executors' CPU unchanged); on 1M lines (841 MB) 1.01 and
+on 300k lines (C2 6-7 s less, the executors' CPU unchanged); whole runs paired 0.92 of the
+CPU on 300k lines and 0.97 on 538k (463 MiB); on 1M lines (841 MB), in one process, 1.01 and
 1.02 (C2 10 s less, the executors 12 s more: there the generated code runs long enough to
 earn C2 back): hence ``GENERATED_C1_BYTES``.
 """
