@@ -79,7 +79,7 @@ def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
     found = find_java_home()
     assert found is not None
     java = found[0] / "bin" / "java"
-    for size in (0, QUICK_START_BYTES):
+    for size in (0, QUICK_START_BYTES, GENERATED_C1_BYTES):
         options = jvm_startup.plan("", size, "class path").options.split()
         assert options, size
         done = subprocess.run(
