@@ -12,10 +12,11 @@ Measured on this machine (2 cores, ``tests/integration/test_fuzz.py``'s one pipe
 lines, back to back): 105 s with code generation and adaptive execution, 73-79 s without.
 
 The tasks are fixed cost too: each deserialises its stage's plan. Small inputs also run with
-no more shuffle partitions than the session has cores (``spark.default.parallelism``; a lower
-setting is kept), and each table write and each reused frame is coalesced to that many
-partitions (``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over ``samples/`` ran ~900 tasks
-in ~190 stages, 4 tasks per shuffle and up to 88 for a union, to write 138 lines.
+one shuffle partition (``SMALL_INPUT_SHUFFLE_PARTITIONS``), and each table write and each
+reused frame is coalesced to one partition (``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over
+``samples/`` ran ~900 tasks in ~190 stages, 4 tasks per shuffle and up to 88 for a union, to
+write 138 lines. The cores stay busy all the same: the independent parts of a run (parsers,
+gold builders, table writes) run as separate Spark jobs side by side (``jobs.concurrency``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ SMALL_INPUT_BYTES = 64 * 1024 * 1024
 plus the lake's silver tables, for ``parse`` the log files, for ``export-ocsf`` the two tables
 it reads (on-disk bytes, ``.gz`` compressed)."""
 
+SMALL_INPUT_SHUFFLE_PARTITIONS = 1
+"""Shuffle partitions (and partitions of each write and reused frame) of a small input. One
+task per stage instead of one per core: on 2 cores, ``samples/`` ran in 0.96 of the wall time
+and 0.91 of the JVM CPU with one than with two, a 300k-line run (its gold stage alone small)
+in 0.98 of both, a 1M-line one in 1.00 (2026-11-29, issue 15, twenty-second part)."""
+
 SMALL_INPUT_CONF: Mapping[str, str] = {
     "spark.sql.codegen.wholeStage": "false",
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
@@ -47,9 +54,9 @@ SMALL_INPUT_CONF: Mapping[str, str] = {
 def small_input_settings(
     spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES, what: str = "input"
 ) -> Iterator[bool]:
-    """Within the block, when ``size_bytes < threshold``: ``SMALL_INPUT_CONF``; at most one
-    shuffle partition per core (``spark.sql.shuffle.partitions`` lowered to the session's
-    default parallelism, never raised); and ``SMALL_INPUT_PARTITIONS`` set to that same
+    """Within the block, when ``size_bytes < threshold``: ``SMALL_INPUT_CONF``;
+    ``SMALL_INPUT_SHUFFLE_PARTITIONS`` shuffle partitions (``spark.sql.shuffle.partitions``,
+    whatever the session's own setting); and ``SMALL_INPUT_PARTITIONS`` set to that same
     number, the partitions of each table write and reused frame.
 
     Blocks nest: inside a block whose settings apply, an inner block changes nothing and
@@ -72,8 +79,7 @@ def small_input_settings(
     if not small:
         yield False
         return
-    cores = spark.sparkContext.defaultParallelism
-    shuffle = min(int(spark.conf.get("spark.sql.shuffle.partitions") or cores), cores)
+    shuffle = SMALL_INPUT_SHUFFLE_PARTITIONS
     settings = {
         **SMALL_INPUT_CONF,
         "spark.sql.shuffle.partitions": str(shuffle),

@@ -10,7 +10,12 @@ from pyspark.sql import SparkSession
 
 from jobs.reuse import SMALL_INPUT_PARTITIONS, small_input_partitions
 from jobs.session import DEFAULT_CONF, build_session
-from jobs.small_input import SMALL_INPUT_BYTES, SMALL_INPUT_CONF, small_input_settings
+from jobs.small_input import (
+    SMALL_INPUT_BYTES,
+    SMALL_INPUT_CONF,
+    SMALL_INPUT_SHUFFLE_PARTITIONS,
+    small_input_settings,
+)
 
 KEYS = tuple(SMALL_INPUT_CONF)
 
@@ -43,21 +48,22 @@ def test_small_input_sets_then_restores(
     assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
 
 
-def test_small_input_caps_shuffles_and_tasks_at_the_cores(spark: SparkSession) -> None:
-    """At most one shuffle partition per core (a lower setting kept), and each write or reused
-    frame coalesced to as many partitions, its rows unchanged; all put back afterwards."""
+def test_small_input_runs_one_partition_per_shuffle_and_write(spark: SparkSession) -> None:
+    """One shuffle partition, whatever the session's own setting, and each write or reused
+    frame coalesced to one partition, its rows unchanged; all put back afterwards."""
     shuffle = "spark.sql.shuffle.partitions"
     cores = spark.sparkContext.defaultParallelism
     wide = spark.range(0, 40, 1, numPartitions=8)
     before = str(spark.conf.get(shuffle))
+    assert SMALL_INPUT_SHUFFLE_PARTITIONS == 1
     try:
-        for own, expected in ((str(cores + 3), str(cores)), ("1", "1")):
+        for own in (str(cores + 3), str(cores), "1"):
             spark.conf.set(shuffle, own)
             with small_input_settings(spark, 0, threshold=1):
                 assert (spark.conf.get(shuffle), spark.conf.get(SMALL_INPUT_PARTITIONS)) == (
-                    expected, expected)  # fmt: skip
+                    "1", "1")  # fmt: skip
                 narrowed = small_input_partitions(wide)
-                assert narrowed.rdd.getNumPartitions() == int(expected) < 8
+                assert narrowed.rdd.getNumPartitions() == 1
                 assert sorted(narrowed.collect()) == sorted(wide.collect())
             assert (spark.conf.get(shuffle), spark.conf.get(SMALL_INPUT_PARTITIONS, None)) == (
                 own, None)  # fmt: skip
