@@ -15,8 +15,9 @@ The tasks are fixed cost too: each deserialises its stage's plan. Small inputs a
 one shuffle partition (``SMALL_INPUT_SHUFFLE_PARTITIONS``), and each table write and each
 reused frame is coalesced to one partition (``jobs.reuse.SMALL_INPUT_PARTITIONS``): a run over
 ``samples/`` ran ~900 tasks in ~190 stages, 4 tasks per shuffle and up to 88 for a union, to
-write 138 lines. The cores stay busy all the same: the independent parts of a run (parsers,
-gold builders, table writes) run as separate Spark jobs side by side (``jobs.concurrency``).
+write 138 lines. One task per stage does not leave the other cores to it alone: the
+independent parts of a run (parsers, gold builders, table writes) run as separate Spark jobs
+side by side (``jobs.concurrency``), each on a core of its own when one is free.
 """
 
 from __future__ import annotations
