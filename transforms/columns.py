@@ -83,6 +83,34 @@ def groups(text: Column, regex: str, count: int) -> Column:
     return split_groups(F.split(replaced, sep), count, text.contains(sep), per_group)
 
 
+def starts_after_spaces(text: Column, prefix: str) -> Column:
+    """``ltrim(text).startswith(prefix)``: whether ``text``, leading spaces (U+0020) aside,
+    starts with ``prefix``; null for a null text.
+
+    ``ltrim`` copies the whole text; a text that starts with ``prefix`` itself (a JSON
+    request-log body starts with its ``{``) is answered without that copy (issue 15).
+
+    Raises:
+        ValueError: ``prefix`` is empty or starts with a space (the answers would differ).
+    """
+    if not prefix or prefix.startswith(" "):
+        raise ValueError(f"prefix {prefix!r} must be non-empty and not start with a space")
+    return F.when(text.startswith(prefix), F.lit(True)).otherwise(F.ltrim(text).startswith(prefix))
+
+
+def ends_before_spaces(text: Column, suffix: str) -> Column:
+    """``rtrim(text).endswith(suffix)``: whether ``text``, trailing spaces (U+0020) aside, ends
+    with ``suffix``; null for a null text. Without ``rtrim``'s copy of the text when it ends
+    with ``suffix`` itself (``starts_after_spaces``).
+
+    Raises:
+        ValueError: ``suffix`` is empty or ends with a space.
+    """
+    if not suffix or suffix.endswith(" "):
+        raise ValueError(f"suffix {suffix!r} must be non-empty and not end with a space")
+    return F.when(text.endswith(suffix), F.lit(True)).otherwise(F.rtrim(text).endswith(suffix))
+
+
 def group_at(found: Column, index: int) -> Column:
     """Group ``index`` (1-based) of a ``groups`` array: null when the array is null or the group
     is empty, like ``group``."""

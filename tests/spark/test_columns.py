@@ -1,14 +1,22 @@
-"""transforms.columns.groups (one regex evaluation for many groups), rest_of, the string form's
-top-level error code and the error codes found in a response, each against the slow, obviously
+"""transforms.columns.groups (one regex evaluation for many groups), rest_of, the trim tests,
+the string form's text before its metrics, its top-level error code and the error codes found in a response, each against the slow, obviously
 right form it replaces."""
 
 from __future__ import annotations
 
+import pytest
 from chispa import assert_df_equality
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from transforms.columns import group, group_at, groups, rest_of
+from transforms.columns import (
+    ends_before_spaces,
+    group,
+    group_at,
+    groups,
+    rest_of,
+    starts_after_spaces,
+)
 from transforms.silver.request_log.parse import (
     CONNECTION_ID_RE,
     connection_groups,
@@ -18,6 +26,7 @@ from transforms.silver.request_log.parse import (
 from transforms.silver.request_log.string_form import (
     HEADER_RE,
     METRICS_RE,
+    split_string_form,
     struct_top_level_error_code,
 )
 
@@ -170,3 +179,58 @@ def test_found_error_codes_cast_each_element(spark: SparkSession) -> None:
     df = spark.createDataFrame(rows, "response string, expected array<int>")
     actual = df.select("response", found_error_codes(F.col("response"), regex).alias("expected"))
     assert_df_equality(actual, df, ignore_nullable=True)
+
+
+def test_trim_tests_equal_ltrim_and_rtrim(spark: SparkSession) -> None:
+    texts = ["{}", "  {}  ", " ", "", "\t{}\t", "x{", "}x", "é{}😀", "{", "}", None]
+    df = spark.createDataFrame([(i, t) for i, t in enumerate(texts)], "id int, text string")
+    text = F.col("text")
+    fast = df.select(
+        "id",
+        starts_after_spaces(text, "{").alias("starts"),
+        ends_before_spaces(text, "}").alias("ends"),
+    )
+    slow = df.select(
+        "id",
+        F.ltrim(text).startswith("{").alias("starts"),
+        F.rtrim(text).endswith("}").alias("ends"),
+    )
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    assert [r["starts"] for r in fast.orderBy("id").collect()][:3] == [True, True, False]
+    for bad in ("", " {"):
+        with pytest.raises(ValueError, match="prefix"):
+            starts_after_spaces(text, bad)
+    with pytest.raises(ValueError, match="suffix"):
+        ends_before_spaces(text, "} ")
+
+
+def test_string_form_text_before_the_last_separator(spark: SparkSession) -> None:
+    """``_s_before`` (the text before the last `` from connection ``) equals the character
+    arithmetic it replaces, with the separator once, twice, never, at the end, and after
+    multi-byte characters."""
+    sep = " from connection "
+    head = "RequestHeader(apiKey=METADATA, apiVersion=5, clientId=cli, correlationId=1) -- "
+    bodies = [
+        f"{head}{{topics=null}},response:{{brokers=[]}}{sep}{TAIL}",
+        f"{head}{{topics=[a{sep}b]}},response:{{}}{sep}{TAIL}",  # twice: the last one counts
+        f"{head}é€😀{{}},response:{{}}{sep}{TAIL}",
+        f"{head}{{}},response:{{}}{sep}",  # nothing after it
+        f"{head}{{}},response:{{}}",  # never
+        f"{sep}{TAIL}",
+        sep,
+        "",
+        None,
+    ]
+    df = spark.createDataFrame([(i, b) for i, b in enumerate(bodies)], "id int, body string")
+    staged = df
+    for stage in split_string_form(F.col("body")):
+        staged = staged.withColumns(stage)
+    body, tail = F.col("body"), F.col("_s_tail")
+    slow = F.when(tail.isNotNull(), body.substr(F.lit(1), F.length(body) - F.length(tail) - 17))
+    expected = staged.select("id", slow.otherwise(body).alias("before"))
+    actual = staged.select("id", F.col("_s_before").alias("before"))
+    assert_df_equality(actual, expected, ignore_nullable=True)
+    twice = staged.where("id = 1").select("_s_before", "_s_rest").first()
+    assert twice is not None
+    assert twice["_s_before"] == f"{head}{{topics=[a{sep}b]}},response:{{}}"
+    assert twice["_s_rest"] == f"{{topics=[a{sep}b]}},response:{{}}"

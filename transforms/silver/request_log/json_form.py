@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from transforms.columns import ends_before_spaces
 from transforms.quarantine import Check
 
 HEADER_SCHEMA = StructType(
@@ -197,7 +198,7 @@ def json_checks(
         (invalid & (opens > closes), "request_truncated", "JSON object cut short"),
         (invalid, "request_malformed_json", "not valid JSON"),
         (
-            is_json & ~F.rtrim(body).endswith("}"),
+            is_json & ~ends_before_spaces(body, "}"),
             "request_malformed_json",
             "bytes after the JSON object",
         ),
@@ -230,7 +231,7 @@ def json_passes(is_json: Column, body: Column, parsed: Column) -> Column:
         is_json,
         parsed.isNotNull(),
         parsed[_CORRUPT].isNull(),
-        F.rtrim(body).endswith("}"),
+        ends_before_spaces(body, "}"),
         *[_typed(parsed, top, sub).isNotNull() for _, top, sub in _REQUIRED],
     ]
     return reduce(operator.and_, conditions)

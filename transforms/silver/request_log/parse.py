@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import request_events as schema
-from transforms.columns import group_at, groups, rest_of
+from transforms.columns import group_at, groups, rest_of, starts_after_spaces
 from transforms.kafka_errors import error_code_name, error_code_names
 from transforms.quarantine import Check, first_failure
 from transforms.silver.authz import principal_name, principal_type
@@ -173,7 +173,7 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     the string form), computed only for records of that form."""
     c, message = F.col, F.col("message")
     body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
-    log_format = F.when(F.ltrim(c("_body")).startswith("{"), F.lit(schema.FORMAT_JSON)).when(
+    log_format = F.when(starts_after_spaces(c("_body"), "{"), F.lit(schema.FORMAT_JSON)).when(
         c("_body").startswith("RequestHeader("), F.lit(schema.FORMAT_STRING)
     )
     staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)

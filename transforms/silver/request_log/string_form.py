@@ -62,24 +62,36 @@ _FLATTEN_PASSES = 12
 def split_string_form(body: Column) -> list[dict[str, Column]]:
     """Intermediate columns to materialise, stage after stage (each stage reads the columns of
     the ones before it), before ``string_groups``: ``_s_tail`` (text after the last
-    `` from connection ``), ``_s_before`` (the text before it), ``_s_head`` (the header) and
-    ``_s_rest`` (after the header: request, response). Plain string functions where a regex
+    `` from connection ``), ``_s_first`` (the text before the first one), ``_s_before`` (the
+    text before the last one), ``_s_head`` (the header) and ``_s_rest`` (after the header:
+    request, response). Plain string functions where a regex
     is not needed: a lazy or backtracking regex over a whole line costs several times more.
     Each value is computed once: one expression reused in several columns of one stage is
     evaluated once per use (a search from the end of the line for the tail, each time)."""
     c = F.col
     tail = F.nullif(F.substring_index(body, _CONNECTION_SEP, -1), F.lit(""))
-    before = F.when(
-        c("_s_tail").isNotNull(),
-        body.substr(F.lit(1), F.length(body) - F.length(c("_s_tail")) - len(_CONNECTION_SEP)),
-    ).otherwise(body)
+    # With one separator (nearly always) the text before it is ``_s_first``: a check of byte
+    # lengths tells, where character positions would walk the whole line twice.
+    one_separator = F.octet_length(body) == (
+        F.octet_length(c("_s_first")) + len(_CONNECTION_SEP.encode()) + F.octet_length(c("_s_tail"))
+    )
+    before = (
+        F.when(c("_s_tail").isNull(), body)
+        .when(one_separator, c("_s_first"))
+        .otherwise(
+            body.substr(F.lit(1), F.length(body) - F.length(c("_s_tail")) - len(_CONNECTION_SEP))
+        )
+    )
     header = F.nullif(F.regexp_extract(c("_s_before"), HEADER_RE, 0), F.lit(""))
     rest = F.when(
         c("_s_head").isNotNull(),
         rest_of(c("_s_before"), F.length(c("_s_head")) + 1),
     )
     return [
-        {"_s_tail": F.when(body.contains(_CONNECTION_SEP), tail)},
+        {
+            "_s_tail": F.when(body.contains(_CONNECTION_SEP), tail),
+            "_s_first": F.substring_index(body, _CONNECTION_SEP, 1),
+        },
         {"_s_before": before},
         {"_s_head": header},
         {"_s_rest": rest},
