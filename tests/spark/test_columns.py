@@ -1,6 +1,6 @@
 """transforms.columns.groups (one regex evaluation for many groups), rest_of, the trim tests,
-the string form's text before its metrics, its top-level error code and the error codes found in a response, each against the slow, obviously
-right form it replaces."""
+the string form's text before its metrics, its top-level error code and the error codes found
+in a response, each against the slow, obviously right form it replaces."""
 
 from __future__ import annotations
 
