@@ -179,10 +179,10 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)
     is_json = c("log_format") == schema.FORMAT_JSON
     is_string = c("log_format") == schema.FORMAT_STRING
-    staged = staged.withColumn("_j", F.when(is_json, parsed_json(c("_body"))))
     for stage in [*split_string_form(c("_body")), string_groups(c("_s_head"), c("_s_tail"))]:
         staged = staged.withColumns({name: F.when(is_string, col) for name, col in stage.items()})
-    return staged
+    # After the string form's stages, so that they do not copy the typed JSON of every record.
+    return staged.withColumn("_j", F.when(is_json, parsed_json(c("_body"))))
 
 
 def parse_request_events(bronze: DataFrame) -> DataFrame:
@@ -227,26 +227,29 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
         request_text=c("request_text"),
         response_text=c("response_text"),
     )
+    # A well-formed JSON record (nearly all of them) skips the checks and the raw reads of its
+    # keys they need (two more JSON parses and some 40 conditions). Only the records that go
+    # through the checks keep their typed JSON and body from here: the projections after this
+    # one copy every row, and the body and the typed JSON are most of a record.
+    passes = json_passes(is_json, c("_body"), c("_j")) & c("local_ip").isNotNull()
     derived = fields.withColumns(
         {
             "error_code_name": error_code_name(c("error_code")),
             "item_error_codes": item_error_codes(c("_found"), c("error_code")),
             **tokens,
             **envelope_columns(c("_env")),
+            "_passes": F.coalesce(passes, F.lit(False)),
         }
     )
     derived = derived.withColumns(
         {
             "item_error_code_names": error_code_names(c("item_error_codes")),
             **envelope_principal_columns(c("_envp")),
+            **{name: F.when(~c("_passes"), c(name)) for name in ("_j", "_body")},
         }
     )
-    # A well-formed JSON record (nearly all of them) skips the checks and the raw reads of its
-    # keys they need (two more JSON parses and some 40 conditions).
-    passes = json_passes(is_json, c("_body"), c("_j")) & c("local_ip").isNotNull()
-    checked = derived.withColumn("_passes", F.coalesce(passes, F.lit(False)))
     slow = is_json & ~c("_passes")
-    checked = checked.withColumn("_jm", F.when(slow, raw_top_level(c("_body"))))
+    checked = derived.withColumn("_jm", F.when(slow, raw_top_level(c("_body"))))
     checked = checked.withColumn("_hm", header_map(c("_jm")))
     failed = checked.withColumn(
         "_failure", first_failure(_checks(is_json, is_string), c("_passes"))
