@@ -16,7 +16,7 @@ figure beside the timed ones: a one-pass run pays the cold figure.
 Then the largest method Spark generated (bytecode bytes, Spark's ``CodegenMetrics``): HotSpot
 compiles no method over 8,000 bytes (``-XX:+DontCompileHugeMethods``, its default), so a
 larger one runs interpreted. ``--java-options=-XX:-DontCompileHugeMethods`` lets the JIT
-compile it, to compare (README, issue 15's ninth part).
+compile it, to compare (docs/performance.md, issue 15's ninth part).
 """
 
 from __future__ import annotations

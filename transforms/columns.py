@@ -28,7 +28,7 @@ def rest_of(text: Column, position: Column | int) -> Column:
     then walking them to both ends of the substring); with a length that reaches past any end
     (Integer.MAX_VALUE) Spark's ``UTF8String.substring`` walks only to ``position`` and copies
     the bytes after it. In the request-log parse of a million lines this took the JVM's CPU
-    from 70 s to 60 s (README, issue 15's tenth part).
+    from 70 s to 60 s (docs/performance.md, issue 15's tenth part).
     """
     start = position if isinstance(position, Column) else F.lit(position)
     return text.substr(start, F.lit(_TO_THE_END))
