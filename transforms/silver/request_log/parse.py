@@ -227,10 +227,8 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
         request_text=c("request_text"),
         response_text=c("response_text"),
     )
-    # A well-formed JSON record (nearly all of them) skips the checks and the raw reads of its
-    # keys they need (two more JSON parses and some 40 conditions). Only the records that go
-    # through the checks keep their typed JSON and body from here: the projections after this
-    # one copy every row, and the body and the typed JSON are most of a record.
+    # A well-formed JSON record (nearly all) skips the checks and the raw reads they need; only
+    # records that go through them keep the body and typed JSON, most of a row, from here on.
     passes = json_passes(is_json, c("_body"), c("_j")) & c("local_ip").isNotNull()
     derived = fields.withColumns(
         {
