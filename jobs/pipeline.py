@@ -58,7 +58,7 @@ from schemas import (
 )
 from schemas.findings import SEVERITIES
 from schemas.node_properties import NODE_PROPERTIES
-from transforms.bronze.accounting import BUCKETS, line_accounting
+from transforms.bronze.accounting import BUCKETS, file_line_counts, line_accounting
 from transforms.bronze.records import (
     RECORD_STARTS,
     continuation_runs,
@@ -189,9 +189,9 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
     """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
     tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
     its consumers' plans start at a scan of it), narrowed to the columns its table and the
-    quarantine read (the full text only on rejected records): it feeds a silver table, the
-    quarantine and the accounting. The parsers are planned and computed side by side, on
-    several driver threads (``jobs.concurrency``).
+    quarantine read (the full text only on rejected records): it feeds a silver table and the
+    quarantine (a run's accounting and gold read those back from the lake). The parsers are
+    planned and computed side by side, on several driver threads (``jobs.concurrency``).
 
     ``families``: the families ``bronze`` holds (``present_families``), when known. A parser
     of any other family is neither planned nor run: an empty frame of its narrowed output's
@@ -388,6 +388,40 @@ def written(
     return lake.read(table, schema).where(keep)
 
 
+def account(
+    lake: Lake, line_counts: DataFrame, bronze_rows: DataFrame, dates: list[date | None]
+) -> DataFrame:
+    """The run's per-file accounting (``transforms.bronze.accounting.line_accounting``, one row
+    per file, ordered by source_path): what became of each record, read back from what the run
+    wrote, its bronze rows and the silver and quarantine rows of the date partitions it
+    replaced (``written``).
+
+    Args:
+        lake: the lake the run wrote.
+        line_counts: ``file_line_counts`` of the run's lines.
+        bronze_rows: the run's ``raw_lines`` rows (``written``).
+        dates: the date partitions the run replaced.
+
+    Reading the tables, rather than the parsers' outputs the run kept, reads two columns of
+    each (issue 15: at 10M lines the kept outputs had spilled to disk, and the accounting read
+    the request log's three times over, every column).
+    """
+    parsed = [
+        written(lake, name, schema, partition[0], dates)
+        for name, (schema, partition) in SILVER_TABLES.items()
+    ]
+    rejected = written(
+        lake, quarantine.TABLE_NAME, quarantine.QUARANTINE, quarantine.PARTITION_COLUMNS[0], dates
+    )
+    return line_accounting(
+        line_counts,
+        bronze=bronze_rows,
+        parsed=parsed,
+        quarantine=rejected,
+        parsed_families=PARSED_FAMILIES,
+    ).orderBy("source_path")
+
+
 def gold_context(
     lake: Lake, sources: Sequence[SourceFile], config: RunConfig, key: bytes
 ) -> GoldContext:
@@ -514,9 +548,14 @@ def _run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     stages.stage("bronze and silver: parse, write")
     bronze = build_bronze(spark, sources, config, key)
+    # The accounting's counts of every line, computed while the lines are in memory: by the
+    # end of a 10M-line run the persisted layers have spilled to disk. One row per file.
+    line_counts = reused(file_line_counts(bronze.narrow, bronze.folded))
     dates = replaced_dates(bronze.dates, config)
     app_id = attempt_app_id(config.run_id)
     results = _write_all(lake, bronze_plan(bronze), dates, app_id, stages)
+    # Nothing reads the lines' layers from here on: their memory goes to silver and gold.
+    release(bronze.cached)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan
     # then starts at a table scan instead of the whole bronze plan (which Spark would analyse
     # again for each parser, each union and each write), and silver is exactly what bronze
@@ -526,6 +565,8 @@ def _run(
     silver = build_silver(bronze_rows, present_families(bronze_rows))
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
     results += _write_all(lake, silver_plan(silver, coverage), dates, app_id, stages)
+    # Gold and the accounting read silver back from the lake.
+    release(silver.cached)
     stages.stage("gold: replay rules, write")
     # Gold reads the lake's silver tables, not the logs: a large input's silver can be small
     # (50 MB for 1M lines), and gold's many small stages then run as a small input's do.
@@ -535,18 +576,10 @@ def _run(
         gold = build_gold(context)
         results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
     stages.stage("accounting and summary")
-    accounting = line_accounting(
-        bronze.narrow,
-        # The folded records without their text: the same rows as ``records``.
-        records=bronze.folded,
-        bronze=bronze_rows,
-        parsed=list(silver.silver.values()),
-        quarantine=silver.quarantine,
-        parsed_families=PARSED_FAMILIES,
-    ).orderBy("source_path")
+    accounting = account(lake, line_counts, bronze_rows, dates)
     rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
     readiness, found = audit_summary(lake, dates)
-    release([*bronze.cached, *silver.cached, *gold.cached])
+    release([line_counts, *gold.cached])
     return RunSummary(
         run_id=config.run_id,
         engine=str(lake.engine),
