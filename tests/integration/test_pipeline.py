@@ -407,6 +407,8 @@ def test_reruns_replace_and_never_duplicate(
     second = _run(spark, inputs, lake)
     assert second.run_id != first.run_id
     assert _contents(spark, lake) == before
+    # The accounting reads what the run wrote back from the lake: the same, file by file.
+    assert second.accounting == first.accounting
     for name in TABLES:  # one replace commit per table, nothing appended beside it
         assert DeltaTable(str(lake / name)).version() == versions[name] + 1, name
 
