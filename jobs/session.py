@@ -20,6 +20,13 @@ from jobs.java import ensure_java
 
 log = logging.getLogger(__name__)
 
+JVM_LOCALE_OPTIONS = "-Duser.timezone=UTC -Duser.language=en -Duser.country=US"
+"""The driver's and executors' JVM time zone and locale, whatever the machine's: UTC, and a
+locale whose case mappings are the root locale's. With ICU's case mappings off
+(``DEFAULT_CONF``), ``lower``/``upper`` of non-ASCII text follow the JVM's default locale,
+and Turkish, Azeri and Lithuanian map ``I`` and ``i`` their own way: the same input must give
+the same tables on every machine."""
+
 DEFAULT_CONF: Mapping[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
@@ -44,8 +51,8 @@ DEFAULT_CONF: Mapping[str, str] = {
     # The parallel collector: with the serial one, each pause stops both executor threads while
     # one thread collects, about 27 s of a 1M-line run (JFR). Paired 1M runs: 0.93 of the wall
     # time; on samples/ no change (issue 15, eleventh part). G1 was slower than both.
-    "spark.driver.extraJavaOptions": "-XX:+UseParallelGC -Duser.timezone=UTC",
-    "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+    "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC {JVM_LOCALE_OPTIONS}",
+    "spark.executor.extraJavaOptions": JVM_LOCALE_OPTIONS,
     # Spark sends a pandas UDF's input to Python in Arrow batches of at most 10,000 rows
     # (maxRecordsPerBatch) and, unless this is Int.MaxValue, also measures the batch's bytes
     # after every row; for the fingerprint UDF's input (an array column, null on nearly every
@@ -61,6 +68,13 @@ DEFAULT_CONF: Mapping[str, str] = {
     # paired: 0.94 of the wall time (issue 15, twelfth part). Spark's default is 65,535; its
     # documentation suggests 8,000 on HotSpot, which would leave the second stage as it was.
     "spark.sql.codegen.hugeMethodLimit": "6000",
+    # lower() and upper() by the JVM's case mappings instead of ICU's. Both convert ASCII text
+    # the same way, byte by byte; the first ICU mapping in a JVM also builds a table of the
+    # title case of all 1,114,112 code points (Spark's CollationAwareUTF8String), about 1 s of
+    # a cold JVM's CPU: samples/ ran in 0.93 of the wall time (issue 15, twenty-seventh part).
+    # Non-ASCII text maps alike but for letters newer than the JDK's Unicode version; the
+    # locale is pinned (JVM_LOCALE_OPTIONS).
+    "spark.sql.icu.caseMappings.enabled": "false",
 }
 
 

@@ -14,13 +14,14 @@ import pytest
 from pyspark.sql import SparkSession
 
 from jobs import jvm_functions, jvm_startup
-from jobs.session import DEFAULT_CONF
+from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS
 from jobs.small_input import SMALL_INPUT_CONF
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 
 
 _ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+_ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
 
 
 @pytest.fixture(scope="session")
@@ -42,10 +43,12 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.maxPlanStringLength", "200000")
         # C1 only (-XX:TieredStopAtLevel=1) was slower here: a pipeline run is long enough
         # for C2's code to pay off.
-        .config("spark.driver.extraJavaOptions", "-XX:+UseSerialGC")
+        .config("spark.driver.extraJavaOptions", f"-XX:+UseSerialGC {JVM_LOCALE_OPTIONS}")
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         # As the CLI: pandas UDF batches not measured after every row (jobs.session).
         .config(_ARROW_BATCH_BYTES, DEFAULT_CONF[_ARROW_BATCH_BYTES])
+        # As the CLI: the JVM's case mappings, in its pinned locale (jobs.session).
+        .config(_ICU_CASE_MAPPINGS, DEFAULT_CONF[_ICU_CASE_MAPPINGS])
         # One session runs ~16 pipelines: keep the status store (UI off) from filling the heap.
         .config("spark.sql.ui.retainedExecutions", "10")
         .config("spark.ui.retainedJobs", "100")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from jobs.reuse import SMALL_INPUT_PARTITIONS, small_input_partitions
 from jobs.session import DEFAULT_CONF, build_session
@@ -16,6 +17,7 @@ from jobs.small_input import (
     SMALL_INPUT_SHUFFLE_PARTITIONS,
     small_input_settings,
 )
+from transforms.bronze.redaction import mentions_secret_key
 
 KEYS = tuple(SMALL_INPUT_CONF)
 
@@ -121,3 +123,42 @@ def test_an_inner_block_inside_an_applied_one_changes_nothing(
             assert (large, gold) == (False, True)
             assert {key: spark.conf.get(key) for key in KEYS} == dict(SMALL_INPUT_CONF)
         assert {key: spark.conf.get(key, None) for key in KEYS} == own_values
+
+
+ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
+
+#: Texts whose case mappings are not plain ASCII ones: the German sharp s, Turkish dotted and
+#: dotless i, Greek final sigma, the Kelvin sign, a title-case digraph, secret key names and
+#: Kafka values in mixed case; null and empty.
+CASE_MAPPED = [
+    "pAsSwOrD=hunter2", '{"HMAC":"Zm9v"}', "SaslAuthBytes", "DENIED", "Sessioned",
+    "Straße", "İSTANBUL ıi", "ΟΔΥΣΣΕΥΣ", "\u212aEY", "ǅungla", "TOKEN \u212a", None, "",
+]  # fmt: skip
+
+
+def test_case_mappings_are_the_jvms_in_a_pinned_locale_and_map_as_icus(
+    spark: SparkSession,
+) -> None:
+    """The suite's session case-maps as the CLI's (``jobs.session.DEFAULT_CONF``: ICU's case
+    mappings off, the JVM's locale pinned); ``lower``, ``upper`` and the secret pre-test then
+    give on each text here what ICU's mappings gave, so the tables do not depend on it."""
+    assert spark.conf.get(ICU_CASE_MAPPINGS) == DEFAULT_CONF[ICU_CASE_MAPPINGS] == "false"
+    jvm = spark._jvm
+    assert jvm is not None
+    assert str(jvm.java.util.Locale.getDefault().toString()) == "en_US"
+    texts = spark.createDataFrame([(t,) for t in CASE_MAPPED], "text string")
+    mapped = texts.select(
+        "text", F.lower("text"), F.upper("text"), mentions_secret_key(F.col("text"))
+    )
+    jvms = sorted(mapped.collect(), key=str)
+    spark.conf.set(ICU_CASE_MAPPINGS, "true")
+    try:
+        icus = sorted(mapped.collect(), key=str)
+    finally:
+        spark.conf.set(ICU_CASE_MAPPINGS, "false")
+    assert jvms == icus
+    assert {row[0] for row in jvms if row[3]} == {
+        "pAsSwOrD=hunter2",
+        '{"HMAC":"Zm9v"}',
+        "SaslAuthBytes",
+    }
