@@ -4,6 +4,7 @@ and are put back afterwards; ``build_session`` leaves an active session's settin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -136,27 +137,43 @@ CASE_MAPPED = [
 ]  # fmt: skip
 
 
+#: A letter of Unicode 14 (GLAGOLITIC CAPITAL LETTER CAUDATE CHI), newer than Java 17's Unicode
+#: 13: ICU lowercases it, the JVM leaves it. It shows each setting really ran.
+NEWER_THAN_THE_JDK = "\u2c2f"
+
+
+def _case_mapped(spark: SparkSession, icu: str) -> list[tuple[Any, ...]]:
+    """``lower``, ``upper`` and the secret pre-test of each text, planned and run with ICU's
+    case mappings ``icu`` (a frame planned under the other setting keeps its own: each call
+    builds its frame)."""
+    spark.conf.set(ICU_CASE_MAPPINGS, icu)
+    try:
+        texts = spark.createDataFrame(
+            [(t,) for t in [*CASE_MAPPED, NEWER_THAN_THE_JDK]], "t string"
+        )
+        rows = texts.select("t", F.lower("t"), F.upper("t"), mentions_secret_key(F.col("t")))
+        return sorted((tuple(row) for row in rows.collect()), key=str)
+    finally:
+        spark.conf.set(ICU_CASE_MAPPINGS, DEFAULT_CONF[ICU_CASE_MAPPINGS])
+
+
 def test_case_mappings_are_the_jvms_in_a_pinned_locale_and_map_as_icus(
     spark: SparkSession,
 ) -> None:
     """The suite's session case-maps as the CLI's (``jobs.session.DEFAULT_CONF``: ICU's case
     mappings off, the JVM's locale pinned); ``lower``, ``upper`` and the secret pre-test then
-    give on each text here what ICU's mappings gave, so the tables do not depend on it."""
+    give on each text here what ICU's mappings gave, so the tables do not depend on it. Only a
+    letter newer than the JDK's Unicode version maps differently."""
     assert spark.conf.get(ICU_CASE_MAPPINGS) == DEFAULT_CONF[ICU_CASE_MAPPINGS] == "false"
     jvm = spark._jvm
     assert jvm is not None
     assert str(jvm.java.util.Locale.getDefault().toString()) == "en_US"
-    texts = spark.createDataFrame([(t,) for t in CASE_MAPPED], "text string")
-    mapped = texts.select(
-        "text", F.lower("text"), F.upper("text"), mentions_secret_key(F.col("text"))
-    )
-    jvms = sorted(mapped.collect(), key=str)
-    spark.conf.set(ICU_CASE_MAPPINGS, "true")
-    try:
-        icus = sorted(mapped.collect(), key=str)
-    finally:
-        spark.conf.set(ICU_CASE_MAPPINGS, "false")
-    assert jvms == icus
+    jvms, icus = _case_mapped(spark, "false"), _case_mapped(spark, "true")
+    newer = NEWER_THAN_THE_JDK
+    assert [r for r in jvms if r[0] == newer] == [(newer, newer, newer, False)]
+    assert [r for r in icus if r[0] == newer] == [(newer, "\u2c5f", newer, False)]
+    assert [r for r in jvms if r[0] != newer] == [r for r in icus if r[0] != newer]
+    assert len(jvms) == len(CASE_MAPPED) + 1
     assert {row[0] for row in jvms if row[3]} == {
         "pAsSwOrD=hunter2",
         '{"HMAC":"Zm9v"}',
