@@ -39,6 +39,7 @@ from jobs.inputs import (
     discover_sources,
     node_property_rows,
 )
+from jobs.lake.settings import runtime_settings
 from jobs.lake.tables import Lake, WriteResult, choose_engine
 from jobs.neutralize import terminal
 from jobs.progress import Progress
@@ -185,13 +186,23 @@ def present_families(bronze: DataFrame) -> set[str | None]:
     return {row["family"] for row in bronze.select("family").distinct().collect()}
 
 
+#: Session settings while the parsers' outputs are planned and computed (``build_silver``):
+#: no whole-stage code generation. The large parsers' stages are over
+#: ``spark.sql.codegen.hugeMethodLimit`` (``jobs.session``): each was compiled in full (Janino,
+#: up to 52 kB of bytecode, 0.4 s), found too long, dropped, and its operators run one by one
+#: all the same. A 300k-line run compiled six such stages for nothing. Off, the operators run
+#: one by one from the start; the rows are the same (issue 15, twenty-eighth part).
+PARSE_CONF: Mapping[str, str] = {"spark.sql.codegen.wholeStage": "false"}
+
+
 def build_silver(bronze: DataFrame, families: Collection[str | None] | None = None) -> Silver:
     """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
     tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
     its consumers' plans start at a scan of it), narrowed to the columns its table and the
     quarantine read (the full text only on rejected records): it feeds a silver table and the
     quarantine (a run's accounting and gold read those back from the lake). The parsers are
-    planned and computed side by side, on several driver threads (``jobs.concurrency``).
+    planned and computed side by side, on several driver threads (``jobs.concurrency``), with
+    ``PARSE_CONF``'s settings.
 
     ``families``: the families ``bronze`` holds (``present_families``), when known. A parser
     of any other family is neither planned nor run: an empty frame of its narrowed output's
@@ -217,8 +228,11 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
             return empty_output(bronze.sparkSession, parser)
         return reused(table_and_quarantine_columns(parsed(bronze, parser), parser.schema))
 
-    # Each parser planned and its output computed on a driver thread (``jobs.concurrency``).
-    computed = concurrently(bronze.sparkSession, [partial(output, parser) for parser in PARSERS])
+    # Each parser planned and its output computed on a driver thread (``jobs.concurrency``),
+    # without whole-stage code generation (PARSE_CONF).
+    spark = bronze.sparkSession
+    with runtime_settings(spark, PARSE_CONF):
+        computed = concurrently(spark, [partial(output, parser) for parser in PARSERS])
     outputs = list(zip(PARSERS, computed, strict=True))
     tables = silver_tables(outputs, materialise)
     return Silver(

@@ -6,15 +6,24 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from chispa import assert_df_equality
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs import pipeline
 from jobs.pipeline import build_silver, present_families
 from schemas.raw_lines import FAMILY_AUTH, FAMILY_AUTHZ
 from tests.support.bronze_rows import Record, bronze_df
 from transforms.quarantine import table_and_quarantine_columns
-from transforms.silver.registry import PARSERS, SILVER_TABLES, empty_output, parse_families
+from transforms.silver.registry import (
+    PARSERS,
+    SILVER_TABLES,
+    Parser,
+    empty_output,
+    parse_families,
+    parsed,
+)
 
 AUTHZ = "kafka.authorizer.logger"
 SELECTOR = "org.apache.kafka.common.network.Selector"
@@ -74,3 +83,28 @@ def test_tables_and_quarantine_equal_those_of_every_parser(spark: SparkSession) 
     )
     reasons = present.quarantine.select("line_number", F.col("reason_code").isNotNull())
     assert sorted(tuple(r) for r in reasons.collect()) == [(2, True), (4, True)]
+
+
+def test_parsers_run_without_whole_stage_code_generation(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each parser is planned and computed (its checkpoint: an eager action) on a driver thread
+    with ``PARSE_CONF``'s settings: their large stages would only be compiled to be dropped
+    (over ``spark.sql.codegen.hugeMethodLimit``). The session's own value is back afterwards,
+    for the silver writes and gold."""
+    key = "spark.sql.codegen.wholeStage"
+    seen: list[str | None] = []
+
+    def recording(bronze: DataFrame, parser: Parser) -> DataFrame:
+        seen.append(bronze.sparkSession.conf.get(key, None))
+        return parsed(bronze, parser)
+
+    monkeypatch.setattr(pipeline, "parsed", recording)
+    spark.conf.set(key, "true")
+    try:
+        silver = build_silver(_bronze(spark), {FAMILY_AUTHZ, FAMILY_AUTH})
+        assert seen == ["false", "false"]
+        assert spark.conf.get(key) == "true"
+        assert silver.silver["authz_decisions"].count() == 1
+    finally:
+        spark.conf.unset(key)
