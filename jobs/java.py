@@ -40,6 +40,20 @@ def java_major(java_home: Path) -> int | None:
     return int(match.group(2) or 0) if major == 1 else major
 
 
+def release_major(java_home: Path) -> int | None:
+    """The major version a JDK's ``release`` file names (``JAVA_VERSION="17.0.15"``), or None
+    when the file or the line is missing. Reads a file; starts no JVM."""
+    try:
+        text = (java_home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE)
+    if not match:
+        return None
+    major = int(match.group(1))
+    return int(match.group(2) or 0) if major == 1 else major
+
+
 def _candidates() -> list[Path]:
     found: list[Path] = []
     if home := os.environ.get("JAVA_HOME"):

@@ -16,7 +16,7 @@ from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 
 from jobs import jvm_functions, jvm_startup
-from jobs.java import ensure_java
+from jobs.java import ensure_java, release_major
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,10 @@ def _start_jvm(
     that does not start with a class archive is started again without it (archive removed)."""
     verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
     configured = quiet_java_options(settings.get(_JAVA_OPTIONS, ""), verbose)
-    startup = jvm_startup.plan(configured, input_bytes, _class_path_identity(settings))
+    java_home = Path(os.environ.get("JAVA_HOME", ""))
+    startup = jvm_startup.plan(
+        configured, input_bytes, _class_path_identity(settings), release_major(java_home)
+    )
     try:
         spark = _builder(
             app_name, master, _with_options(settings, configured, startup)

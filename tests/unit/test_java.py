@@ -46,3 +46,23 @@ def test_first_supported_candidate_wins(tmp_path: Path, monkeypatch: pytest.Monk
     assert java.find_java_home() is None
     with pytest.raises(EngineError, match="no Java 17 or 21"):
         java.ensure_java()
+
+
+@pytest.mark.parametrize(
+    ("release", "major"),
+    [
+        ('IMPLEMENTOR="Debian"\nJAVA_VERSION="17.0.15"\nOS_NAME="Linux"\n', 17),
+        ('JAVA_VERSION="21.0.8"\n', 21),
+        ('JAVA_VERSION="25"\n', 25),
+        ('JAVA_VERSION="1.8.0_402"\n', 8),
+        ('IMPLEMENTOR="Debian"\n', None),  # no version line
+        ('JAVA_RUNTIME_VERSION="17.0.15+6"\n', None),  # not the version line itself
+    ],
+)
+def test_release_major(tmp_path: Path, release: str, major: int | None) -> None:
+    (tmp_path / "release").write_text(release, encoding="utf-8")
+    assert java.release_major(tmp_path) == major
+
+
+def test_release_major_without_a_release_file(tmp_path: Path) -> None:
+    assert java.release_major(tmp_path) is None

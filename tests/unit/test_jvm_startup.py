@@ -15,6 +15,7 @@ from jobs import jvm_startup
 from jobs.jvm_startup import (
     ARCHIVE_ENV,
     COMPILER_DIRECTIVES,
+    FEWER_SWEEPS,
     GENERATED_C1_BYTES,
     GENERATED_C1_DIRECTIVES,
     LESS_INLINING,
@@ -217,3 +218,32 @@ def test_local_size_bytes_of_a_lake(tmp_path: Path) -> None:
     assert local_size_bytes(str(tmp_path / "no-lake"), tables) == 0
     assert local_size_bytes("s3://bucket/lake", tables) is None
     assert local_size_bytes("abfss://c@a.dfs.core.windows.net/lake", tables) is None
+
+
+@pytest.mark.parametrize(
+    ("configured", "size", "major", "options"),
+    [
+        ("", QUICK_START_BYTES, 17, f"{LOW} {FEWER_SWEEPS}"),
+        ("", GENERATED_C1_BYTES, 17, f"{MID} {FEWER_SWEEPS}"),
+        ("", LESS_INLINING_BYTES, 17, FEWER_SWEEPS),
+        ("", LESS_INLINING_BYTES, 19, FEWER_SWEEPS),
+        ("", LESS_INLINING_BYTES, 20, ""),  # JDK 20 removed the sweeper
+        ("", LESS_INLINING_BYTES, 21, ""),
+        ("", LESS_INLINING_BYTES, None, ""),  # version unknown
+        ("", None, 17, ""),  # size unknown
+        ("", SMALL, 17, C1),  # C1 only: no C2 to sweep after
+        ("-XX:SweeperThreshold=5", LESS_INLINING_BYTES, 17, ""),
+        ("-XX:-UseCodeCacheFlushing", LESS_INLINING_BYTES, 17, ""),
+        ("-XX:ReservedCodeCacheSize=512m", LESS_INLINING_BYTES, 17, ""),
+    ],
+)
+def test_fewer_sweeps_where_c2_runs_on_a_jdk_with_a_sweeper(
+    configured: str,
+    size: int | None,
+    major: int | None,
+    options: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    startup = jvm_startup.plan(configured, size, CLASS_PATH, major)
+    assert startup == JvmStartup(options=options)
