@@ -80,8 +80,8 @@ def test_the_archive_is_written_once_then_mapped_and_a_damaged_one_dropped(
 def test_the_jit_options_start_a_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each JIT option ``plan`` may give this JDK is one it accepts (a product flag, or a
     diagnostic one after ``-XX:+UnlockDiagnosticVMOptions``: an unknown flag or a directives
-    file HotSpot cannot parse stops the JVM before Spark starts), with no warning (an obsolete
-    flag, such as the sweeper's on JDK 20 and later, is accepted with one)."""
+    file HotSpot cannot parse stops the JVM before Spark starts), with no warning (HotSpot
+    accepts an obsolete flag, such as one of a removed feature, with one)."""
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     found = find_java_home()
     assert found is not None
