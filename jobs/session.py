@@ -170,10 +170,7 @@ def _start_jvm(
     that does not start with a class archive is started again without it (archive removed)."""
     verbose = logging.getLogger().isEnabledFor(logging.DEBUG)
     configured = quiet_java_options(settings.get(_JAVA_OPTIONS, ""), verbose)
-    java_home = Path(os.environ.get("JAVA_HOME", ""))
-    startup = jvm_startup.plan(
-        configured, input_bytes, _class_path_identity(settings), release_major(java_home)
-    )
+    startup = startup_plan(configured, input_bytes, settings)
     try:
         spark = _builder(
             app_name, master, _with_options(settings, configured, startup)
@@ -192,6 +189,17 @@ def _start_jvm(
     if startup.writing is not None:
         atexit.register(_write_archive, startup)
     return spark
+
+
+def startup_plan(
+    configured: str, input_bytes: int | None, settings: Mapping[str, str]
+) -> jvm_startup.JvmStartup:
+    """``jobs.jvm_startup.plan`` for the JVM of ``$JAVA_HOME`` (its version read from the JDK's
+    ``release`` file) with ``settings``' class path, given the options ``configured`` and the
+    command's ``input_bytes``."""
+    java_home = os.environ.get("JAVA_HOME")
+    major = release_major(Path(java_home)) if java_home else None
+    return jvm_startup.plan(configured, input_bytes, _class_path_identity(settings), major)
 
 
 def _with_options(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs import jvm_startup
+from jobs import jvm_startup, session
 from jobs.jvm_startup import (
     ARCHIVE_ENV,
     COMPILER_DIRECTIVES,
@@ -247,3 +247,20 @@ def test_fewer_sweeps_where_c2_runs_on_a_jdk_with_a_sweeper(
     monkeypatch.setenv(ARCHIVE_ENV, "off")
     startup = jvm_startup.plan(configured, size, CLASS_PATH, major)
     assert startup == JvmStartup(options=options)
+
+
+def test_the_session_plans_for_the_version_its_jdk_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``jobs.session`` passes the version in ``$JAVA_HOME/release`` to ``plan``: a JDK 17
+    sweeps less where C2 runs, a JDK 21 (no sweeper) gets no such option."""
+    monkeypatch.setenv(ARCHIVE_ENV, "off")
+    for release, options in (
+        ('JAVA_VERSION="17.0.15"\n', FEWER_SWEEPS),
+        ('JAVA_VERSION="21.0.8"\n', ""),
+    ):
+        (tmp_path / "release").write_text(release, encoding="utf-8")
+        monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+        assert session.startup_plan("", LESS_INLINING_BYTES, {}).options == options
+    monkeypatch.delenv("JAVA_HOME")
+    assert session.startup_plan("", LESS_INLINING_BYTES, {}).options == ""
