@@ -33,11 +33,7 @@ def java_major(java_home: Path) -> int | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr)
-    if not match:
-        return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major
+    return _major(re.search(r'version "(\d+)(?:\.(\d+))?', done.stderr))
 
 
 def release_major(java_home: Path) -> int | None:
@@ -47,11 +43,15 @@ def release_major(java_home: Path) -> int | None:
         text = (java_home / "release").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
-    match = re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE)
-    if not match:
+    return _major(re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE))
+
+
+def _major(version: re.Match[str] | None) -> int | None:
+    """The major version from a match of ``"<first>.<second>`` (``1.8`` is 8), or None."""
+    if version is None:
         return None
-    major = int(match.group(1))
-    return int(match.group(2) or 0) if major == 1 else major
+    first = int(version.group(1))
+    return int(version.group(2) or 0) if first == 1 else first
 
 
 def _candidates() -> list[Path]:
