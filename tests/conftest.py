@@ -1,6 +1,7 @@
 """One session-scoped local SparkSession per pytest process (``scripts/test.sh`` runs two
 workers; UTC, UI off, one shuffle partition, the pipeline's small-input settings: the suite's
-inputs are all small), and the longest modules collected first."""
+inputs are all small; the CLI's JIT options for a medium input: the session is long-lived), and
+the longest modules collected first."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 from pyspark.sql import SparkSession
 
 from jobs import jvm_functions, jvm_startup
-from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS
+from jobs.jvm_startup import QUICK_START_BYTES
+from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS, startup_plan
 from jobs.small_input import SMALL_INPUT_CONF
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
@@ -22,6 +24,16 @@ SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 
 _ARROW_BATCH_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
 _ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
+
+
+def jit_options() -> str:
+    """The JIT options the CLI gives a JVM for a medium input (``jobs.jvm_startup``: less
+    inlining by C2, the Janino compiler's and ASM's classes left to C1, the code cache swept less
+    often), without a class archive. One session runs some twenty pipelines and hundreds of small
+    queries: long enough for C2's code to pay off (C1 only was slower), but with HotSpot's
+    defaults C2 compiled for longer than the planning and the tasks ran (issue 15, thirtieth
+    part)."""
+    return startup_plan("", QUICK_START_BYTES, {}).without_archive().options
 
 
 @pytest.fixture(scope="session")
@@ -41,9 +53,10 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
         .config("spark.sql.maxPlanStringLength", "200000")
-        # C1 only (-XX:TieredStopAtLevel=1) was slower here: a pipeline run is long enough
-        # for C2's code to pay off.
-        .config("spark.driver.extraJavaOptions", f"-XX:+UseSerialGC {JVM_LOCALE_OPTIONS}")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-XX:+UseSerialGC {JVM_LOCALE_OPTIONS} {jit_options()}",
+        )
         .config("spark.python.sql.dataFrameDebugging.enabled", "false")
         # As the CLI: pandas UDF batches not measured after every row (jobs.session).
         .config(_ARROW_BATCH_BYTES, DEFAULT_CONF[_ARROW_BATCH_BYTES])
