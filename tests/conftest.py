@@ -1,6 +1,6 @@
 """One session-scoped local SparkSession per pytest process (``scripts/test.sh`` runs two
 workers; UTC, UI off, one shuffle partition, the pipeline's small-input settings: the suite's
-inputs are all small; the CLI's JIT options for a medium input: the session is long-lived), and
+inputs are all small; the CLI's JIT options for a medium input, as the session is long-lived), and
 the longest modules collected first."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from jobs import jvm_functions, jvm_startup
 from jobs.jvm_startup import QUICK_START_BYTES
-from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS, startup_plan
+from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS
 from jobs.small_input import SMALL_INPUT_CONF
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
@@ -28,12 +28,14 @@ _ICU_CASE_MAPPINGS = "spark.sql.icu.caseMappings.enabled"
 
 def jit_options() -> str:
     """The JIT options the CLI gives a JVM for a medium input (``jobs.jvm_startup``: less
-    inlining by C2, the Janino compiler's and ASM's classes left to C1, the code cache swept less
-    often), without a class archive. One session runs some twenty pipelines and hundreds of small
+    inlining by C2, the Janino compiler's and ASM's classes left to C1), without a class archive
+    and without the rarer code-cache sweeps (``FEWER_SWEEPS``, given only for a known Java
+    version: none is passed). One session runs some twenty pipelines and hundreds of small
     queries: long enough for C2's code to pay off (C1 only was slower), but with HotSpot's
-    defaults C2 compiled for longer than the planning and the tasks ran (issue 15, thirtieth
-    part)."""
-    return startup_plan("", QUICK_START_BYTES, {}).without_archive().options
+    defaults C2 compiled for longer than the planning and the tasks ran; and its code keeps
+    being replaced, so it needs the sweeps (with them rare, the profiled code heap was 97% full
+    six minutes into the suite). Issue 15, thirtieth part."""
+    return jvm_startup.plan("", QUICK_START_BYTES, "", java_major=None).without_archive().options
 
 
 @pytest.fixture(scope="session")
