@@ -51,6 +51,11 @@ SMALL_INPUT_CONF: Mapping[str, str] = {
 }
 
 
+def small_input_active(spark: SparkSession) -> bool:
+    """Whether a ``small_input_settings`` block applies its settings to ``spark`` now."""
+    return spark.conf.get(SMALL_INPUT_PARTITIONS, None) is not None
+
+
 @contextmanager
 def small_input_settings(
     spark: SparkSession, size_bytes: int, threshold: int = SMALL_INPUT_BYTES, what: str = "input"
@@ -73,7 +78,7 @@ def small_input_settings(
     Yields:
         Whether the small-input settings apply.
     """
-    if spark.conf.get(SMALL_INPUT_PARTITIONS, None) is not None:  # an enclosing block's
+    if small_input_active(spark):  # an enclosing block's
         yield True
         return
     small = size_bytes < threshold

@@ -37,6 +37,10 @@ class GoldContext:
             (``jobs.coverage.evidence_window``): from the midnight of the first day a run
             window covered to the midnight after the last; None = the earliest / latest event
             time in silver.
+        connections: the request log's connections per broker
+            (``jobs.gold.kip368_reauth.request_connections`` of ``silver['request_events']``),
+            when the caller computed them before the builders (``jobs.pipeline`` does, under
+            the run's own settings); None: the KIP-368 builder computes them itself.
     """
 
     spark: SparkSession
@@ -47,6 +51,7 @@ class GoldContext:
     token_secret: bytes | None = None
     fingerprint_key: bytes | None = None
     window: tuple[datetime | None, datetime | None] = (None, None)
+    connections: DataFrame | None = None
 
     @property
     def as_of(self) -> datetime | None:

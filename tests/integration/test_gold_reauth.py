@@ -21,7 +21,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+import jobs.gold.kip368_reauth
+import jobs.pipeline
 from jobs.config import RunConfig, SourceSpec, parse_instant
+from jobs.gold.kip368_reauth import request_connections
 from jobs.lake.tables import Engine, Lake
 from jobs.pipeline import run
 from jobs.summary import RunSummary
@@ -230,10 +233,30 @@ def test_readiness_table(spark: SparkSession, lake: Path) -> None:
     assertDataFrameEqual(got, want, checkRowOrder=False)
 
 
-def test_rerun_leaves_gold_unchanged(spark: SparkSession, broker: Path, lake: Path) -> None:
+def test_rerun_leaves_gold_unchanged(
+    spark: SparkSession, broker: Path, lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun gives the same gold. It runs as a large input whose silver is small would: the
+    request log's connections computed by the pipeline before gold's small-input settings
+    (``jobs.gold.kip368_reauth.request_connections``), not by the builder, with the same tables."""
     modules = (reauth_sessions, reauth_readiness, findings)
     before = {m.TABLE_NAME: _read(spark, lake, m).drop("run_id").collect() for m in modules}
+    computed: list[int] = []  # the connections each call gave
+
+    def spied(requests: DataFrame) -> DataFrame:
+        connections = request_connections(requests)
+        computed.append(connections.count())
+        return connections
+
+    monkeypatch.setattr(jobs.pipeline, "small_input_active", lambda _spark: False)
+    monkeypatch.setattr(jobs.pipeline, "request_connections", spied)
+
+    def not_again(requests: DataFrame) -> DataFrame:
+        raise AssertionError("the builder computed the connections the pipeline had")
+
+    monkeypatch.setattr(jobs.gold.kip368_reauth, "request_connections", not_again)
     _run(spark, broker, lake, run_id="day-1-again")  # a new run id: the writes happen
+    assert computed == [len(CLIENTS)]  # one connection per client, on the one broker
     for module in modules:
         after = _read(spark, lake, module).drop("run_id")
         assertDataFrameEqual(after, before[module.TABLE_NAME], checkRowOrder=False)
