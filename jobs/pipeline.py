@@ -469,6 +469,21 @@ def gold_context(
     )
 
 
+def gold_connections(lake: Lake, silver_bytes: int) -> DataFrame | None:
+    """The request log's connections for gold (``GoldContext.connections``), computed now,
+    under the session's current settings, when gold alone will run with the small-input ones
+    (``silver_bytes`` under ``SMALL_INPUT_BYTES`` while no small-input block applies: a large
+    input whose silver is small, about 1M lines for 50 MB); None otherwise, and the KIP-368
+    builder computes them itself. Release the frame after gold's writes.
+
+    Gold's one reduction of the whole request log: evaluated row by row under the small-input
+    settings, it took 6-7 s of a 1M-line run's gold, 1 s compiled (issue 15, thirty-first part).
+    """
+    if silver_bytes >= SMALL_INPUT_BYTES or small_input_active(lake.spark):
+        return None
+    return request_connections(lake.read(request_events.TABLE_NAME, request_events.REQUEST_EVENTS))
+
+
 def audit_summary(
     lake: Lake, dates: list[date | None]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -593,14 +608,7 @@ def _run(
     # Gold reads the lake's silver tables, not the logs: a large input's silver can be small
     # (50 MB for 1M lines), and gold's many small stages then run as a small input's do.
     silver_bytes = lake.size_bytes(list(SILVER_TABLES))
-    # A large input whose silver is small (about 1M lines: 50 MB) runs gold's many small stages
-    # with the small-input settings; gold's one reduction of the whole request log is computed
-    # before, under the run's own: evaluated row by row, it took 6-7 s of a 1M-line run's gold
-    # instead of 1 s (issue 15, thirty-first part). Otherwise the builder computes it.
-    conns = None
-    if silver_bytes < SMALL_INPUT_BYTES and not small_input_active(spark):
-        requests = lake.read(request_events.TABLE_NAME, request_events.REQUEST_EVENTS)
-        conns = request_connections(requests)
+    conns = gold_connections(lake, silver_bytes)
     with small_input_settings(spark, silver_bytes, what="silver for gold"):
         context = gold_context(lake, sources, config, key, connections=conns)
         gold = build_gold(context)
