@@ -83,11 +83,12 @@ def release_modules(java_home: Path) -> frozenset[str] | None:
     return None if found is None else frozenset(found.group(1).split())
 
 
-def launcher_folder() -> Path:
-    """Where launcher homes are made: ``kafka-security-audit/java`` in the user's cache
-    (``XDG_CACHE_HOME``, else ``~/.cache``)."""
+def cache_folder(name: str) -> Path:
+    """``kafka-security-audit/<name>`` in the user's cache (``XDG_CACHE_HOME``, else
+    ``~/.cache``): the launcher homes (``java``) and the JVM class archives
+    (``jobs.jvm_startup``, ``jvm``). Not created here."""
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "kafka-security-audit" / "java"
+    return cache / "kafka-security-audit" / name
 
 
 def launcher_home(java_home: Path, folder: Path | None = None) -> Path:
@@ -95,7 +96,7 @@ def launcher_home(java_home: Path, folder: Path | None = None) -> Path:
 
     ``java_home`` itself when its ``release`` file lists ``SPARK_ADDED_MODULE`` or lists no
     modules (a JDK that does not say is taken as it is). Otherwise a launcher home under
-    ``folder`` (default ``launcher_folder()``), made once per runtime path and reused: a
+    ``folder`` (default ``cache_folder("java")``), made once per runtime path and reused: a
     symbolic link to each of the runtime's files and folders (``lib``, ``conf``, ``release``
     ..., so that version checks and the class archive see the runtime's own), a link to each
     tool of its ``bin`` but ``java``, and a ``bin/java`` script that removes
@@ -111,7 +112,7 @@ def launcher_home(java_home: Path, folder: Path | None = None) -> Path:
         return java_home
     runtime = java_home.resolve()
     digest = hashlib.sha256(str(runtime).encode()).hexdigest()[:16]
-    home = (folder or launcher_folder()) / f"{runtime.name}-{digest}"
+    home = (folder or cache_folder("java")) / f"{runtime.name}-{digest}"
     java = home / "bin" / "java"
     if java.is_file():
         return home

@@ -50,6 +50,8 @@ from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
 
+from jobs.java import cache_folder
+
 log = logging.getLogger(__name__)
 
 ARCHIVE_ENV = "KAFKA_AUDIT_JVM_ARCHIVE"
@@ -217,8 +219,7 @@ def archive_folder() -> Path | None:
     chosen = os.environ.get(ARCHIVE_ENV, "").strip()
     if chosen.lower() in {"off", "0", "false", "no"}:
         return None
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = Path(chosen) if chosen else cache / "kafka-security-audit" / "jvm"
+    folder = Path(chosen) if chosen else cache_folder("jvm")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for part in folder.glob("*.part"):

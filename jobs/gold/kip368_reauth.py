@@ -61,8 +61,8 @@ def build(context: GoldContext) -> GoldOutput:
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
     # Read in six places by the replay: the request log is aggregated once.
-    own = context.connections is None
-    conns = request_connections(requests) if context.connections is None else context.connections
+    given = context.connections  # the pipeline's, released by it; else computed here
+    conns = request_connections(requests) if given is None else given
     result = replay(
         auth,
         conns,
@@ -95,5 +95,5 @@ def build(context: GoldContext) -> GoldOutput:
             reauth_findings(sessions_df, result.handshakes, rules.failed_reauth_threshold, run_id)
         ),
         metrics=(reauth_metrics(sessions_df, result.kills, run_id),),
-        cached=(conns, sessions_df) if own else (sessions_df,),
+        cached=(conns, sessions_df) if given is None else (sessions_df,),
     )
