@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import partial
 from typing import Any
@@ -29,9 +29,8 @@ from jobs.concurrency import concurrently
 from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.fingerprint_keys import fingerprint_key, token_secret
-from jobs.gold.context import Gold, GoldContext, PlannedTable
-from jobs.gold.kip368_reauth import request_connections
-from jobs.gold.registry import GOLD_TABLES, build_gold
+from jobs.gold.context import Gold, GoldContext, PlannedTable, Reduction
+from jobs.gold.registry import GOLD_TABLES, build_gold, reductions
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import (
     SourceFile,
@@ -442,7 +441,6 @@ def gold_context(
     sources: Sequence[SourceFile],
     config: RunConfig,
     key: bytes,
-    connections: DataFrame | None = None,
 ) -> GoldContext:
     """The gold builders' inputs: the lake's whole silver and bronze (every run's days, this
     one's included), the nodes' properties (secret values dropped), the token secret by
@@ -450,8 +448,6 @@ def gold_context(
 
     Gold reads no earlier gold: state that crosses days (sessions, token histories, session
     keys) is replayed from silver each run, so it cannot be applied twice (docs/reruns.md).
-    ``connections``: the request log's connections when already computed
-    (``GoldContext.connections``).
     """
     spark = lake.spark
     node_properties = local_frame(spark, node_property_rows(sources), NODE_PROPERTIES)
@@ -465,23 +461,33 @@ def gold_context(
         token_secret=token_secret(config.token_secret_env, config.token_secret_file, configs),
         fingerprint_key=key,
         window=evidence_window(lake),
-        connections=connections,
     )
 
 
-def gold_connections(lake: Lake, silver_bytes: int) -> DataFrame | None:
-    """The request log's connections for gold (``GoldContext.connections``), computed now,
-    under the session's current settings, when gold alone will run with the small-input ones
-    (``silver_bytes`` under ``SMALL_INPUT_BYTES`` while no small-input block applies: a large
-    input whose silver is small, about 1M lines for 50 MB); None otherwise, and the KIP-368
-    builder computes them itself. Release the frame after gold's writes.
+def gold_reductions(context: GoldContext, silver_bytes: int) -> GoldContext:
+    """``context`` with the gold builders' whole-lake reductions (``jobs.gold.registry
+    .reductions``: the request log's connections, its forwarded requests, the authorizer's
+    start-up lines) computed now, under the session's current settings, side by side on the
+    driver's threads, when gold alone will run with the small-input ones (``silver_bytes``
+    under ``SMALL_INPUT_BYTES`` while no small-input block applies: a large input whose
+    silver is small, about 1M lines for 50 MB); ``context`` itself otherwise, and each
+    builder computes its own. Release ``context.reduced`` after gold's writes.
 
-    Gold's one reduction of the whole request log: evaluated row by row under the small-input
-    settings, it took 6-7 s of a 1M-line run's gold, 1 s compiled (issue 15, thirty-first part).
+    Each reduction scans every row of a table for a few: under the small-input settings, row
+    by row and interpreted (the connections 6-7 s of a 1M-line run's gold, 1 s compiled;
+    issue 15, thirty-first and thirty-second parts).
     """
-    if silver_bytes >= SMALL_INPUT_BYTES or small_input_active(lake.spark):
-        return None
-    return request_connections(lake.read(request_events.TABLE_NAME, request_events.REQUEST_EVENTS))
+    if silver_bytes >= SMALL_INPUT_BYTES or small_input_active(context.spark):
+        return context
+    named = list(reductions().items())
+    frames = concurrently(context.spark, [partial(_reused, r, context) for _, r in named])
+    return replace(
+        context, reduced={name: frame for (name, _), frame in zip(named, frames, strict=True)}
+    )
+
+
+def _reused(reduction: Reduction, context: GoldContext) -> DataFrame:
+    return reused(reduction(context))
 
 
 def audit_summary(
@@ -608,16 +614,15 @@ def _run(
     # Gold reads the lake's silver tables, not the logs: a large input's silver can be small
     # (50 MB for 1M lines), and gold's many small stages then run as a small input's do.
     silver_bytes = lake.size_bytes(list(SILVER_TABLES))
-    conns = gold_connections(lake, silver_bytes)
+    context = gold_reductions(gold_context(lake, sources, config, key), silver_bytes)
     with small_input_settings(spark, silver_bytes, what="silver for gold"):
-        context = gold_context(lake, sources, config, key, connections=conns)
         gold = build_gold(context)
         results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
     stages.stage("accounting and summary")
     accounting = account(lake, line_counts, bronze_rows, dates)
     rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
     readiness, found = audit_summary(lake, dates)
-    release([line_counts, *([] if conns is None else [conns]), *gold.cached])
+    release([line_counts, *context.reduced.values(), *gold.cached])
     return RunSummary(
         run_id=config.run_id,
         engine=str(lake.engine),

@@ -1,4 +1,5 @@
-"""What a gold builder reads and what it plans: ``GoldContext``, ``PlannedTable``, ``GoldOutput``.
+"""What a gold builder reads and what it plans: ``GoldContext``, ``PlannedTable``, ``GoldOutput``,
+and the whole-lake reductions a builder reads (``Reduction``, ``reduced``).
 
 Every builder (``jobs.gold.kip*``) imports this module and nothing else of ``jobs.gold``; the
 registry (``jobs.gold.registry``) imports the builders. No cycle.
@@ -14,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from jobs.config import RunConfig
+from jobs.reuse import reused
 
 
 @dataclass(frozen=True)
@@ -37,10 +39,10 @@ class GoldContext:
             (``jobs.coverage.evidence_window``): from the midnight of the first day a run
             window covered to the midnight after the last; None = the earliest / latest event
             time in silver.
-        connections: the request log's connections per broker
-            (``jobs.gold.kip368_reauth.request_connections`` of ``silver['request_events']``),
-            when the caller computed them before the builders (``jobs.pipeline`` does, under
-            the run's own settings); None: the KIP-368 builder computes them itself.
+        reduced: the builders' whole-lake reductions (``Reduction``) by name, when the
+            caller computed them before the builders (``jobs.pipeline.gold_reductions`` does,
+            under the run's own settings, and releases them); a builder computes one that is
+            not here itself (``reduced``).
     """
 
     spark: SparkSession
@@ -51,7 +53,7 @@ class GoldContext:
     token_secret: bytes | None = None
     fingerprint_key: bytes | None = None
     window: tuple[datetime | None, datetime | None] = (None, None)
-    connections: DataFrame | None = None
+    reduced: Mapping[str, DataFrame] = field(default_factory=dict)
 
     @property
     def as_of(self) -> datetime | None:
@@ -101,3 +103,32 @@ class Gold:
     metrics: DataFrame | None
     names: list[str] = field(default_factory=list)
     cached: list[DataFrame] = field(default_factory=list)
+
+
+#: A reduction of a whole silver or bronze table that a builder reads (the request log's
+#: connections, its forwarded requests, the authorizer's start-up lines): a few rows out of
+#: every row, computed once. Each builder module lists its own in ``REDUCTIONS`` by name;
+#: ``jobs.gold.registry.reductions`` gathers them.
+Reduction = Callable[[GoldContext], DataFrame]
+
+
+def reduced(
+    context: GoldContext, name: str, reduction: Reduction
+) -> tuple[DataFrame, tuple[DataFrame, ...]]:
+    """The rows of ``reduction`` for ``context``: those the caller computed
+    (``context.reduced[name]``), else computed here once (``jobs.reuse.reused``).
+
+    Returns:
+        The frame, and the frames the builder must release after the writes (its
+        ``GoldOutput.cached``): none when the caller computed it, which releases it.
+
+    Why: gold alone runs with the small-input settings when the lake's silver is small (1M
+    lines give 50 MB), so a scan of every request row runs interpreted there: the connections
+    took 6-7 s of a 1M run's gold interpreted, 1 s compiled (issue 15, thirty-first and
+    thirty-second parts). ``jobs.pipeline`` computes the reductions first, under the run's
+    settings.
+    """
+    if name in context.reduced:
+        return context.reduced[name], ()
+    frame = reused(reduction(context))
+    return frame, (frame,)

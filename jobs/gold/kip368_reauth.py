@@ -3,11 +3,9 @@ re-authentication metrics and findings (area ``[rules.reauth]``)."""
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
-
 from jobs.config import area_rules
 from jobs.errors import ConfigError
-from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable, Reduction, reduced
 from jobs.reuse import reused
 from jobs.rules import ReauthRules
 from schemas import auth_events, request_events
@@ -20,7 +18,7 @@ from transforms.gold.kip368_reauth.replay import connections
 from transforms.gold.kip368_reauth.sessions import ReplayWindows, replay
 
 #: The area's rules class lives in jobs.rules (checked when the config is loaded).
-__all__ = ["ReauthRules", "build", "rules_of"]
+__all__ = ["CONNECTIONS", "REDUCTIONS", "ReauthRules", "build", "rules_of"]
 
 
 def rules_of(context: GoldContext) -> ReauthRules:
@@ -35,18 +33,15 @@ def rules_of(context: GoldContext) -> ReauthRules:
     return rules
 
 
-def request_connections(requests: DataFrame) -> DataFrame:
-    """The request log's connections per broker (``transforms.auth_links.connections``, every
-    day of the lake), computed once (``jobs.reuse.reused``): the replay reads them in six
-    places. Release the frame after gold's writes.
+#: The request log's connections per broker (``transforms.auth_links.connections`` of silver
+#: ``request_events``, every day of the lake): read in six places by the replay.
+CONNECTIONS = "request_connections"
 
-    The one reduction of the whole request log this builder makes: ``jobs.pipeline`` computes
-    it before gold's small-input settings apply, as interpreted row by row it took 6-7 s of a
-    1M-line run's gold (928k request rows), against 1 s with code generation (issue 15).
-
-    Input: silver ``request_events``. Output: as ``transforms.auth_links.connections``.
-    """
-    return reused(connections(requests))
+#: This builder's whole-lake reductions (``jobs.gold.context.Reduction``): its one scan of
+#: every request row.
+REDUCTIONS: dict[str, Reduction] = {
+    CONNECTIONS: lambda context: connections(context.silver[request_events.TABLE_NAME]),
+}
 
 
 def build(context: GoldContext) -> GoldOutput:
@@ -60,9 +55,7 @@ def build(context: GoldContext) -> GoldOutput:
     run_id = context.config.run_id
     auth = context.silver[auth_events.TABLE_NAME]
     requests = context.silver[request_events.TABLE_NAME]
-    # Read in six places by the replay: the request log is aggregated once.
-    given = context.connections  # the pipeline's, released by it; else computed here
-    conns = request_connections(requests) if given is None else given
+    conns, owned = reduced(context, CONNECTIONS, REDUCTIONS[CONNECTIONS])
     result = replay(
         auth,
         conns,
@@ -95,5 +88,5 @@ def build(context: GoldContext) -> GoldOutput:
             reauth_findings(sessions_df, result.handshakes, rules.failed_reauth_threshold, run_id)
         ),
         metrics=(reauth_metrics(sessions_df, result.kills, run_id),),
-        cached=(conns, sessions_df) if given is None else (sessions_df,),
+        cached=(*owned, sessions_df),
     )

@@ -8,9 +8,10 @@ finding rules are in ``transforms.gold.kip590_forwarding``.
 
 from __future__ import annotations
 
+from pyspark.sql import DataFrame
+
 from jobs.config import area_rules
-from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
-from jobs.reuse import reused
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable, Reduction, reduced
 from jobs.rules import ForwardingRules
 from schemas import authz_decisions, request_events
 from schemas import forwarded_requests as fr
@@ -18,7 +19,31 @@ from transforms.gold import kip590_forwarding as forwarding
 from transforms.gold.metrics import windowed_counts
 
 #: The area's rules class lives in jobs.rules (checked when the config is loaded).
-__all__ = ["ForwardingRules", "build"]
+__all__ = ["FORWARDED", "REDUCTIONS", "ForwardingRules", "build", "forwarded"]
+
+
+def forwarded(context: GoldContext) -> DataFrame:
+    """The ``forwarded_requests`` rows (``transforms.gold.kip590_forwarding.forwarded_requests``)
+    of the lake's request log, paired under ``[rules.forwarding]``.
+
+    Raises:
+        ConfigError: an unknown or mistyped ``[rules.forwarding]`` key.
+    """
+    rules = area_rules(context.config, "forwarding", ForwardingRules)
+    return forwarding.forwarded_requests(
+        context.silver[request_events.TABLE_NAME],
+        context.node_properties,
+        tolerance_ms=rules.pairing_tolerance_ms,
+        window=context.window,
+        run_id=context.config.run_id,
+    )
+
+
+#: The ``forwarded_requests`` table's rows: a few out of every request row.
+FORWARDED = "forwarded_requests"
+
+#: This builder's whole-lake reductions (``jobs.gold.context.Reduction``).
+REDUCTIONS: dict[str, Reduction] = {FORWARDED: forwarded}
 
 
 def build(context: GoldContext) -> GoldOutput:
@@ -33,17 +58,9 @@ def build(context: GoldContext) -> GoldOutput:
     Raises:
         ConfigError: an unknown or mistyped ``[rules.forwarding]`` key.
     """
-    rules = area_rules(context.config, "forwarding", ForwardingRules)
     run_id = context.config.run_id
-    table = reused(
-        forwarding.forwarded_requests(
-            context.silver[request_events.TABLE_NAME],
-            context.node_properties,
-            tolerance_ms=rules.pairing_tolerance_ms,
-            window=context.window,
-            run_id=run_id,
-        )
-    )  # the table, two findings and the metrics read it
+    # The table, two findings and the metrics read it.
+    table, owned = reduced(context, FORWARDED, REDUCTIONS[FORWARDED])
     findings = forwarding.forwarding_findings(
         table, context.silver[authz_decisions.TABLE_NAME], run_id
     )
@@ -59,5 +76,5 @@ def build(context: GoldContext) -> GoldOutput:
         ),
         findings=findings,
         metrics=(metrics,),
-        cached=(table,),
+        cached=owned,
     )

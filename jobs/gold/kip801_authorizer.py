@@ -11,15 +11,24 @@ and the nodes' configs. The logic and the finding rules are in
 from __future__ import annotations
 
 from jobs.config import area_rules
-from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
-from jobs.reuse import reused
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable, Reduction, reduced
 from jobs.rules import AuthorizerRules
 from schemas import authorizer_readiness as ar
 from schemas import authz_decisions, request_events
 from transforms.gold import kip801_authorizer as authorizer
 
 #: The area's rules class lives in jobs.rules (checked when the config is loaded).
-__all__ = ["AuthorizerRules", "build"]
+__all__ = ["EVENTS", "REDUCTIONS", "AuthorizerRules", "build"]
+
+
+#: The StandardAuthorizer's start-up lines (``transforms.gold.kip801_authorizer.readiness_events``):
+#: a few lines of every node's log, out of the whole text of the lake (bronze).
+EVENTS = "authorizer_readiness_events"
+
+#: This builder's whole-lake reductions (``jobs.gold.context.Reduction``).
+REDUCTIONS: dict[str, Reduction] = {
+    EVENTS: lambda context: authorizer.readiness_events(context.bronze),
+}
 
 
 def build(context: GoldContext) -> GoldOutput:
@@ -39,9 +48,8 @@ def build(context: GoldContext) -> GoldOutput:
     rules = area_rules(context.config, "authorizer", AuthorizerRules)
     run_id = context.config.run_id
     decisions = context.silver[authz_decisions.TABLE_NAME]
-    # A few lines of every node's log, read by the table and two findings: bronze (the whole
-    # text of the lake) is scanned once.
-    events = reused(authorizer.readiness_events(context.bronze))
+    # Read by the table and two findings.
+    events, owned = reduced(context, EVENTS, REDUCTIONS[EVENTS])
     table = authorizer.readiness_windows(
         events, context.silver[request_events.TABLE_NAME], context.node_properties, run_id
     )
@@ -63,5 +71,5 @@ def build(context: GoldContext) -> GoldOutput:
             ),
         ),
         findings=findings,
-        cached=(events,),
+        cached=owned,
     )

@@ -9,7 +9,7 @@ whole by every run (docs/reruns.md). This module lists the builders and stacks t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 
 from pyspark.sql import DataFrame
@@ -22,7 +22,7 @@ from jobs.gold import (
     kip590_forwarding,
     kip801_authorizer,
 )
-from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable
+from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable, Reduction
 from schemas import (
     authorizer_readiness,
     connect_internal_requests,
@@ -58,6 +58,16 @@ def builders() -> Sequence[Builder]:
         kip801_authorizer.build,
         kip507_connect_signing.build,
     )
+
+
+def reductions() -> Mapping[str, Reduction]:
+    """Every builder's whole-lake reductions (``jobs.gold.context.Reduction``), by name; a
+    name belongs to one builder."""
+    modules = (kip368_reauth, kip590_forwarding, kip801_authorizer)
+    found = {name: r for module in modules for name, r in module.REDUCTIONS.items()}
+    if len(found) != sum(len(module.REDUCTIONS) for module in modules):
+        raise RuntimeError("bug: two gold builders name a reduction alike")
+    return found
 
 
 def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:

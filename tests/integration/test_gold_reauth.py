@@ -21,14 +21,22 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-import jobs.gold.kip368_reauth
 import jobs.pipeline
 from jobs.config import RunConfig, SourceSpec, parse_instant
-from jobs.gold.kip368_reauth import request_connections
+from jobs.gold import kip368_reauth, kip590_forwarding, kip801_authorizer
+from jobs.gold.context import GoldContext, Reduction
+from jobs.gold.registry import reductions
 from jobs.lake.tables import Engine, Lake
 from jobs.pipeline import run
 from jobs.summary import RunSummary
-from schemas import findings, reauth_readiness, reauth_sessions, security_metrics
+from schemas import (
+    authorizer_readiness,
+    findings,
+    forwarded_requests,
+    reauth_readiness,
+    reauth_sessions,
+    security_metrics,
+)
 from tests.support.request_lines import header, json_message
 
 SERVER = "org.apache.kafka.common.security.authenticator.SaslServerAuthenticator"
@@ -237,26 +245,38 @@ def test_rerun_leaves_gold_unchanged(
     spark: SparkSession, broker: Path, lake: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A rerun gives the same gold. It runs as a large input whose silver is small would: the
-    request log's connections computed by the pipeline before gold's small-input settings
-    (``jobs.gold.kip368_reauth.request_connections``), not by the builder, with the same tables."""
-    modules = (reauth_sessions, reauth_readiness, findings)
+    builders' whole-lake reductions (``jobs.gold.registry.reductions``: the connections, the
+    forwarded requests, the authorizer's start-up lines) computed by the pipeline before
+    gold's small-input settings, not by the builders, with the same tables."""
+    modules = (reauth_sessions, reauth_readiness, forwarded_requests, authorizer_readiness,
+               findings)  # fmt: skip
     before = {m.TABLE_NAME: _read(spark, lake, m).drop("run_id").collect() for m in modules}
-    computed: list[int] = []  # the connections each call gave
+    computed: dict[str, int] = {}  # the rows of each reduction the pipeline computed
+    originals = dict(reductions())
 
-    def spied(requests: DataFrame) -> DataFrame:
-        connections = request_connections(requests)
-        computed.append(connections.count())
-        return connections
+    def spied(name: str, reduction: Reduction) -> Reduction:
+        def compute(context: GoldContext) -> DataFrame:
+            frame = reduction(context)
+            computed[name] = frame.count()
+            return frame
+
+        return compute
+
+    def not_again(context: GoldContext) -> DataFrame:
+        raise AssertionError("a builder computed a reduction the pipeline had")
 
     monkeypatch.setattr(jobs.pipeline, "small_input_active", lambda _spark: False)
-    monkeypatch.setattr(jobs.pipeline, "request_connections", spied)
-
-    def not_again(requests: DataFrame) -> DataFrame:
-        raise AssertionError("the builder computed the connections the pipeline had")
-
-    monkeypatch.setattr(jobs.gold.kip368_reauth, "request_connections", not_again)
+    spies = {name: spied(name, r) for name, r in originals.items()}
+    monkeypatch.setattr(jobs.pipeline, "reductions", lambda: spies)
+    for builder in (kip368_reauth, kip590_forwarding, kip801_authorizer):
+        monkeypatch.setattr(builder, "REDUCTIONS", dict.fromkeys(builder.REDUCTIONS, not_again))
     _run(spark, broker, lake, run_id="day-1-again")  # a new run id: the writes happen
-    assert computed == [len(CLIENTS)]  # one connection per client, on the one broker
+    # One connection per client on the one broker; no forwarding, no KRaft authorizer here.
+    assert computed == {
+        kip368_reauth.CONNECTIONS: len(CLIENTS),
+        kip590_forwarding.FORWARDED: 0,
+        kip801_authorizer.EVENTS: 0,
+    }
     for module in modules:
         after = _read(spark, lake, module).drop("run_id")
         assertDataFrameEqual(after, before[module.TABLE_NAME], checkRowOrder=False)
