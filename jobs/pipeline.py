@@ -437,10 +437,7 @@ def account(
 
 
 def gold_context(
-    lake: Lake,
-    sources: Sequence[SourceFile],
-    config: RunConfig,
-    key: bytes,
+    lake: Lake, sources: Sequence[SourceFile], config: RunConfig, key: bytes
 ) -> GoldContext:
     """The gold builders' inputs: the lake's whole silver and bronze (every run's days, this
     one's included), the nodes' properties (secret values dropped), the token secret by
