@@ -4,6 +4,7 @@ contracts."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ from jobs.errors import ConfigError
 from jobs.gold import kip590_forwarding as gold_forwarding
 from jobs.gold import kip801_authorizer as gold_authorizer
 from jobs.gold.context import GoldContext
-from jobs.gold.registry import build_gold
+from jobs.gold.registry import build_gold, reductions
+from jobs.reuse import reused
 from schemas.authorizer_readiness import AUTHORIZER_READINESS
 from schemas.authz_decisions import AUTHZ_DECISIONS
 from schemas.forwarded_requests import FORWARDED_REQUESTS
@@ -96,12 +98,31 @@ def context(spark: SparkSession, tmp_path: Path, samples_dir: Path) -> GoldConte
     )
 
 
+def _reduced_before(given: GoldContext, monkeypatch: pytest.MonkeyPatch) -> GoldContext:
+    """``given`` as ``jobs.pipeline.gold_reductions`` hands it over where gold alone is small:
+    every whole-lake reduction already computed; a builder that computes one again fails."""
+    reduced = {name: reused(r(given)) for name, r in reductions().items()}
+
+    def not_again(context: GoldContext) -> DataFrame:
+        raise AssertionError("a builder computed a reduction it was given")
+
+    for builder in (gold_forwarding, gold_authorizer):
+        monkeypatch.setattr(builder, "REDUCTIONS", dict.fromkeys(builder.REDUCTIONS, not_again))
+    return replace(given, reduced=reduced)
+
+
+@pytest.mark.parametrize("reduced_before", [False, True], ids=["by the builders", "given"])
 def test_build_findings_are_exactly_the_expected_set(
-    spark: SparkSession, tmp_path: Path, samples_dir: Path
+    spark: SparkSession,
+    tmp_path: Path,
+    samples_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    reduced_before: bool,
 ) -> None:
-    gold = build_gold(
-        context(spark, tmp_path, samples_dir), [gold_forwarding.build, gold_authorizer.build]
-    )
+    given = context(spark, tmp_path, samples_dir)
+    if reduced_before:
+        given = _reduced_before(given, monkeypatch)
+    gold = build_gold(given, [gold_forwarding.build, gold_authorizer.build])
     assert [(t.name, t.schema, t.partition_by) for t in gold.tables] == [
         ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",)),
         ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",)),
