@@ -9,6 +9,7 @@ whole by every run (docs/reruns.md). This module lists the builders and stacks t
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from functools import partial
 
@@ -61,11 +62,11 @@ def builders() -> Sequence[Builder]:
 
 
 def reductions() -> Mapping[str, Reduction]:
-    """Every builder's whole-lake reductions (``jobs.gold.context.Reduction``), by name; a
-    name belongs to one builder."""
-    modules = (kip368_reauth, kip590_forwarding, kip801_authorizer)
-    found = {name: r for module in modules for name, r in module.REDUCTIONS.items()}
-    if len(found) != sum(len(module.REDUCTIONS) for module in modules):
+    """Every builder's whole-lake reductions (``jobs.gold.context.Reduction``), by name: the
+    ``REDUCTIONS`` of each builder's module, where it has one; a name belongs to one builder."""
+    lists = [getattr(sys.modules[build.__module__], "REDUCTIONS", {}) for build in builders()]
+    found = {name: r for listed in lists for name, r in listed.items()}
+    if len(found) != sum(len(listed) for listed in lists):
         raise RuntimeError("bug: two gold builders name a reduction alike")
     return found
 
