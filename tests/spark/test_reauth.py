@@ -40,7 +40,12 @@ from transforms.gold.kip368_reauth.config import (
     capabilities_frame,
     version_key,
 )
-from transforms.gold.kip368_reauth.outputs import readiness, reauth_findings, reauth_metrics
+from transforms.gold.kip368_reauth.outputs import (
+    kill_times,
+    readiness,
+    reauth_findings,
+    reauth_metrics,
+)
 from transforms.gold.kip368_reauth.replay import connections
 from transforms.gold.kip368_reauth.sessions import ReplayWindows
 from transforms.gold.kip368_reauth.sessions import replay as replay_frames
@@ -300,6 +305,69 @@ def test_readiness_what_if(spark: SparkSession, replay: dict[str, DataFrame]) ->
         "sessions_at_risk_unknown_client long, principals_killed array<string>, "
         "distinct_principals_killed long, client_software_killed array<string>, "
         "first_kill_ts timestamp, activity_date date",
+    )
+    assertDataFrameEqual(got, want, checkRowOrder=False)
+
+
+def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
+    # kill_ts is the connection's first request strictly after start + candidate, wherever
+    # the hours fall: requests are grouped by hour, so the cases sit around 11:00.
+    examined_schema = (
+        "broker_id string, connection_id string, start_ts timestamp, candidate_ms long, "
+        "supports_reauth boolean, principal string, software string, activity_date date"
+    )
+    m15, h1 = 900_000, 3_600_000
+
+    def session(conn: str, start: dt.datetime | None, candidate: int | None) -> tuple:
+        return ("1", conn, start, candidate, False, "User:x", "sarama/1.30.0", DAY)
+
+    examined = spark.createDataFrame(
+        [
+            session("exact", t(10, 45), m15),  # a request at the deadline itself is not after it
+            session("same_hour", t(10, 0), m15),  # first after 10:15 in the deadline's hour
+            session("next_hour", t(10, 50), m15),  # none after 11:05 in 11:00, one at 12:30
+            session("earlier", t(10, 0), h1),  # requests before the deadline only
+            session("idle", t(10, 0), m15),  # no request at all
+            session("other_node", t(10, 0), m15),  # requests on another node only
+            session("no_start", None, m15),
+            session("no_candidate", t(10, 0), None),
+            session("same_hour", t(10, 0), m15),  # the same session twice: one row
+        ],
+        examined_schema,
+    )
+    rows = [
+        ("1", "exact", t(11, 0)),
+        ("1", "exact", t(11, 0, 0, 1)),
+        ("1", "same_hour", t(10, 10)),
+        ("1", "same_hour", t(10, 40)),
+        ("1", "same_hour", t(10, 20)),
+        ("1", "same_hour", t(11, 1)),
+        ("1", "same_hour", None),
+        ("1", "next_hour", t(11, 4)),
+        ("1", "next_hour", t(12, 45)),
+        ("1", "next_hour", t(12, 30)),
+        ("1", "earlier", t(10, 30)),
+        ("1", "earlier", t(11, 0)),
+        ("2", "other_node", t(10, 30)),
+        ("1", "no_start", t(10, 30)),
+        ("1", "no_candidate", t(10, 30)),
+    ]
+    requests = spark.createDataFrame(
+        rows, "node_id string, connection_id string, event_ts timestamp"
+    )
+    got = kill_times(examined, requests).select("connection_id", "start_ts", "kill_ts")
+    want = spark.createDataFrame(
+        [
+            ("exact", t(10, 45), t(11, 0, 0, 1)),
+            ("same_hour", t(10, 0), t(10, 20)),
+            ("next_hour", t(10, 50), t(12, 30)),
+            ("earlier", t(10, 0), None),
+            ("idle", t(10, 0), None),
+            ("other_node", t(10, 0), None),
+            ("no_start", None, None),
+            ("no_candidate", t(10, 0), None),
+        ],
+        "connection_id string, start_ts timestamp, kill_ts timestamp",
     )
     assertDataFrameEqual(got, want, checkRowOrder=False)
 

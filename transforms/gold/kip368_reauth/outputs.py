@@ -12,7 +12,7 @@ and ``-max`` (ms), and ``expired-connections-killed-count`` (``SocketServer.Proc
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
@@ -147,26 +147,65 @@ def _examined(sessions: DataFrame, candidates_ms: tuple[int, ...]) -> DataFrame:
     return population.crossJoin(F.broadcast(values))
 
 
-def _kill_times(examined: DataFrame, requests: DataFrame) -> DataFrame:
-    """Per examined session and candidate: kill_ts, its connection's first request after
-    ``start + candidate`` (null when none: an idle connection is never killed)."""
-    reqs = requests.select(
+#: The request times of a connection are grouped by hour (``kill_times``): microseconds.
+_HOUR_MICROS = 3_600_000_000
+
+
+def _hour(ts: Column) -> Column:
+    """The hour ``ts`` falls in, as hours since the epoch (long; null for null). Any
+    non-decreasing function of time would do: ``kill_times`` relies on nothing else."""
+    return F.floor(F.unix_micros(ts) / F.lit(_HOUR_MICROS))
+
+
+def request_hours(requests: DataFrame) -> DataFrame:
+    """Each connection's request times, one row per hour with a request.
+
+    Input: silver ``request_events`` (node_id int, connection_id string, event_ts timestamp
+    UTC; rows without event_ts are left out). Output columns: ``_r_node`` (int),
+    ``_r_conn`` (string), ``_r_hour`` (long, hours since the epoch), ``_r_first`` (timestamp:
+    the hour's first request) and ``_r_times`` (array<timestamp>: every request time of
+    that hour, in no order). One array holds at most an hour of one connection's requests.
+    """
+    reqs = requests.where(F.col("event_ts").isNotNull())
+    return reqs.groupBy(
         F.col("node_id").alias("_r_node"),
         F.col("connection_id").alias("_r_conn"),
-        F.col("event_ts").alias("_r_ts"),
-    ).where(F.col("_r_ts").isNotNull())
+        _hour(F.col("event_ts")).alias("_r_hour"),
+    ).agg(F.min("event_ts").alias("_r_first"), F.collect_list("event_ts").alias("_r_times"))
+
+
+def kill_times(examined: DataFrame, requests: DataFrame) -> DataFrame:
+    """Per examined session and candidate: kill_ts, its connection's first request strictly
+    after ``start + candidate`` (null when none: an idle connection is never killed;
+    ``SocketServer.Processor`` closes an expired channel at its next request, KIP-368).
+
+    Input: ``examined`` rows (broker_id int, connection_id string, start_ts timestamp UTC,
+    candidate_ms long, supports_reauth boolean, principal, software, activity_date); silver
+    ``request_events`` (node_id, connection_id, event_ts). Output: those columns, one row
+    per distinct examined row, and kill_ts (timestamp UTC).
+
+    Every request row is reduced once, to its connection's hours (``request_hours``); a
+    session then meets only its connection's hours from the deadline's on: in the deadline's
+    hour the first time after the deadline is searched among that hour's times, every later
+    hour gives its first time. (A join of every request row to each session after its
+    deadline, then a minimum, gave the same times from far more rows: issue 15.)
+    """
+    hours = request_hours(requests)
     deadline = plus_millis(F.col("start_ts"), F.col("candidate_ms"))
+    deadline_hour = _hour(deadline)
     late = examined.join(
-        reqs,
+        hours,
         (F.col("broker_id") == F.col("_r_node"))
         & (F.col("connection_id") == F.col("_r_conn"))
-        & (F.col("_r_ts") > deadline),
+        & (F.col("_r_hour") >= deadline_hour),
         "left",
     )
+    after = F.array_min(F.filter(F.col("_r_times"), lambda t: t > deadline))
+    first = F.when(F.col("_r_hour") == deadline_hour, after).otherwise(F.col("_r_first"))
     return late.groupBy(
         "broker_id", "connection_id", "start_ts", "candidate_ms", "supports_reauth",
         "principal", "software", "activity_date",
-    ).agg(F.min("_r_ts").alias("kill_ts"))  # fmt: skip
+    ).agg(F.min(first).alias("kill_ts"))  # fmt: skip
 
 
 def readiness(
@@ -185,7 +224,7 @@ def readiness(
     event_ts). Output: ``schemas.reauth_readiness.REAUTH_READINESS`` rows, one per candidate
     and activity date with at least one examined session.
     """
-    per_session = _kill_times(_examined(sessions, candidates_ms), requests)
+    per_session = kill_times(_examined(sessions, candidates_ms), requests)
     would = F.col("kill_ts").isNotNull()
     killed = would & (F.col("supports_reauth") == F.lit(False))
     unknown = would & F.col("supports_reauth").isNull()
