@@ -37,7 +37,11 @@ Spark's generated classes by C1 only, in one process, paired: 0.91 and 0.95 of t
 on 300k lines (C2 6-7 s less, the executors' CPU unchanged); whole runs paired 0.92 of the
 CPU on 300k lines and 0.97 on 538k (463 MiB); on 1M lines (841 MB), in one process, 1.01 and
 1.02 (C2 10 s less, the executors 12 s more: there the generated code runs long enough to
-earn C2 back): hence ``GENERATED_C1_BYTES``.
+earn C2 back). Measured again on later code and a faster machine (thirty-third part), whole
+runs paired: C1 only for the generated classes still 0.92 of the CPU at 80k lines (68 MB) and
+0.94 at 150k (127 MB), but 1.00 of the CPU and 1.05 of the wall time at 300k (253 MB), whose
+request parse alone took 1.75 times the CPU with C1's code on a 1M lake: hence
+``GENERATED_C1_BYTES`` between the two, at 192 MiB (it was 512 MiB).
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ and ASM's classes are compiled by C1 only. Spark runs them to compile its genera
 to read closures' bytecode: hot enough for C2 to spend about 3 s of a 300k-line run on them,
 not long enough to earn it back (issue 15, twentieth part)."""
 
-GENERATED_C1_BYTES = 512 * 1024 * 1024
+GENERATED_C1_BYTES = 192 * 1024 * 1024
 """Input from ``QUICK_START_BYTES`` up to below this many bytes is given
 ``GENERATED_C1_DIRECTIVES`` instead of ``COMPILER_DIRECTIVES``."""
 
