@@ -318,7 +318,7 @@ def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
     )
     m15, h1 = 900_000, 3_600_000
 
-    def session(conn: str, start: dt.datetime | None, candidate: int | None) -> tuple:
+    def session(conn: str, start: dt.datetime | None, candidate: int | None) -> tuple[Any, ...]:
         return ("1", conn, start, candidate, False, "User:x", "sarama/1.30.0", DAY)
 
     examined = spark.createDataFrame(
