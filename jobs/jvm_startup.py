@@ -94,9 +94,9 @@ GENERATED_C1_BYTES = 192 * 1024 * 1024
 GENERATED_C1_DIRECTIVES = Path(__file__).with_name("jvm-compiler-directives-generated.json")
 """``COMPILER_DIRECTIVES`` plus Spark's generated classes (``GeneratedClass`` and its nested
 projections, iterators, predicates and orderings) by C1 only. A 300k-line run has Janino
-compile about 600 of them and C2 compile about 1,100 of their methods; on an input this small
-the code C1 gives them runs about as fast for what is left of the run (issue 15, twenty-first
-part)."""
+compile about 600 of them and C2 compile about 1,100 of their methods; on a smaller input
+(150k lines, 127 MB) the code C1 gives them runs about as fast for what is left of the run,
+from 300k lines (253 MB) on C2's code pays (issue 15, twenty-first and thirty-third parts)."""
 
 QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 """HotSpot's class-sharing messages, printed on stdout by default, turned off."""

@@ -311,7 +311,11 @@ def test_readiness_what_if(spark: SparkSession, replay: dict[str, DataFrame]) ->
 
 def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
     # kill_ts is the connection's first request strictly after start + candidate, wherever
-    # the hours fall: requests are grouped by hour, so the cases sit around 11:00.
+    # the hours fall: requests are grouped by UTC hour, so the cases sit around 11:00 UTC
+    # (aware datetimes: naive ones would be read in the test process's local time zone).
+    def u(h: int, m: int, s: int = 0, ms: int = 0) -> dt.datetime:
+        return t(h, m, s, ms).replace(tzinfo=dt.UTC)
+
     examined_schema = (
         "broker_id string, connection_id string, start_ts timestamp, candidate_ms long, "
         "supports_reauth boolean, principal string, software string, activity_date date"
@@ -323,34 +327,38 @@ def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
 
     examined = spark.createDataFrame(
         [
-            session("exact", t(10, 45), m15),  # a request at the deadline itself is not after it
-            session("same_hour", t(10, 0), m15),  # first after 10:15 in the deadline's hour
-            session("next_hour", t(10, 50), m15),  # none after 11:05 in 11:00, one at 12:30
-            session("earlier", t(10, 0), h1),  # requests before the deadline only
-            session("idle", t(10, 0), m15),  # no request at all
-            session("other_node", t(10, 0), m15),  # requests on another node only
+            session("exact", u(10, 45), m15),  # a request at the deadline itself is not after it
+            session("same_hour", u(10, 0), m15),  # first after 10:15 in the deadline's hour
+            session("later_hour", u(10, 50), m15),  # none after 11:05 in 11:00; 13:30 later
+            session("empty_hour", u(10, 50), m15),  # no request in 11:00 at all; 12:05 later
+            session("earlier", u(10, 0), h1),  # requests before the deadline only
+            session("idle", u(10, 0), m15),  # no request at all
+            session("other_node", u(10, 0), m15),  # requests on another node only
             session("no_start", None, m15),
-            session("no_candidate", t(10, 0), None),
-            session("same_hour", t(10, 0), m15),  # the same session twice: one row
+            session("no_candidate", u(10, 0), None),
+            session("same_hour", u(10, 0), m15),  # the same session twice: one row
         ],
         examined_schema,
     )
     rows = [
-        ("1", "exact", t(11, 0)),
-        ("1", "exact", t(11, 0, 0, 1)),
-        ("1", "same_hour", t(10, 10)),
-        ("1", "same_hour", t(10, 40)),
-        ("1", "same_hour", t(10, 20)),
-        ("1", "same_hour", t(11, 1)),
+        ("1", "exact", u(11, 0)),
+        ("1", "exact", u(11, 0, 0, 1)),
+        ("1", "same_hour", u(10, 10)),
+        ("1", "same_hour", u(10, 40)),
+        ("1", "same_hour", u(10, 20)),
+        ("1", "same_hour", u(11, 1)),
         ("1", "same_hour", None),
-        ("1", "next_hour", t(11, 4)),
-        ("1", "next_hour", t(12, 45)),
-        ("1", "next_hour", t(12, 30)),
-        ("1", "earlier", t(10, 30)),
-        ("1", "earlier", t(11, 0)),
-        ("2", "other_node", t(10, 30)),
-        ("1", "no_start", t(10, 30)),
-        ("1", "no_candidate", t(10, 30)),
+        ("1", "later_hour", u(11, 4)),
+        ("1", "later_hour", u(13, 45)),
+        ("1", "later_hour", u(13, 30)),
+        ("1", "empty_hour", u(10, 55)),
+        ("1", "empty_hour", u(12, 10)),
+        ("1", "empty_hour", u(12, 5, 0, 1)),
+        ("1", "earlier", u(10, 30)),
+        ("1", "earlier", u(11, 0)),
+        ("2", "other_node", u(10, 30)),
+        ("1", "no_start", u(10, 30)),
+        ("1", "no_candidate", u(10, 30)),
     ]
     requests = spark.createDataFrame(
         rows, "node_id string, connection_id string, event_ts timestamp"
@@ -358,14 +366,15 @@ def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
     got = kill_times(examined, requests).select("connection_id", "start_ts", "kill_ts")
     want = spark.createDataFrame(
         [
-            ("exact", t(10, 45), t(11, 0, 0, 1)),
-            ("same_hour", t(10, 0), t(10, 20)),
-            ("next_hour", t(10, 50), t(12, 30)),
-            ("earlier", t(10, 0), None),
-            ("idle", t(10, 0), None),
-            ("other_node", t(10, 0), None),
+            ("exact", u(10, 45), u(11, 0, 0, 1)),
+            ("same_hour", u(10, 0), u(10, 20)),
+            ("later_hour", u(10, 50), u(13, 30)),
+            ("empty_hour", u(10, 50), u(12, 5, 0, 1)),
+            ("earlier", u(10, 0), None),
+            ("idle", u(10, 0), None),
+            ("other_node", u(10, 0), None),
             ("no_start", None, None),
-            ("no_candidate", t(10, 0), None),
+            ("no_candidate", u(10, 0), None),
         ],
         "connection_id string, start_ts timestamp, kill_ts timestamp",
     )

@@ -160,8 +160,8 @@ def _hour(ts: Column) -> Column:
 def request_hours(requests: DataFrame) -> DataFrame:
     """Each connection's request times, one row per hour with a request.
 
-    Input: silver ``request_events`` (node_id int, connection_id string, event_ts timestamp
-    UTC; rows without event_ts are left out). Output columns: ``_r_node`` (int),
+    Input: silver ``request_events`` (node_id string, connection_id string, event_ts timestamp
+    UTC; rows without event_ts are left out). Output columns: ``_r_node`` (string),
     ``_r_conn`` (string), ``_r_hour`` (long, hours since the epoch), ``_r_first`` (timestamp:
     the hour's first request) and ``_r_times`` (array<timestamp>: every request time of
     that hour, in no order). One array holds at most an hour of one connection's requests.
@@ -179,14 +179,15 @@ def kill_times(examined: DataFrame, requests: DataFrame) -> DataFrame:
     after ``start + candidate`` (null when none: an idle connection is never killed;
     ``SocketServer.Processor`` closes an expired channel at its next request, KIP-368).
 
-    Input: ``examined`` rows (broker_id int, connection_id string, start_ts timestamp UTC,
-    candidate_ms long, supports_reauth boolean, principal, software, activity_date); silver
-    ``request_events`` (node_id, connection_id, event_ts). Output: those columns, one row
-    per distinct examined row, and kill_ts (timestamp UTC).
+    Input: ``examined`` rows (broker_id string, connection_id string, start_ts timestamp UTC,
+    candidate_ms long, supports_reauth boolean, principal string, software string,
+    activity_date date); silver ``request_events`` (node_id string, connection_id string,
+    event_ts timestamp UTC). Output: those columns, one row per distinct examined row, and
+    kill_ts (timestamp UTC).
 
     Every request row is reduced once, to its connection's hours (``request_hours``); a
     session then meets only its connection's hours from the deadline's on: in the deadline's
-    hour the first time after the deadline is searched among that hour's times, every later
+    hour the first time strictly after the deadline is searched among that hour's times, every later
     hour gives its first time. (A join of every request row to each session after its
     deadline, then a minimum, gave the same times from far more rows: issue 15.)
     """
