@@ -37,7 +37,7 @@ Spark's generated classes by C1 only, in one process, paired: 0.91 and 0.95 of t
 on 300k lines (C2 6-7 s less, the executors' CPU unchanged); whole runs paired 0.92 of the
 CPU on 300k lines and 0.97 on 538k (463 MiB); on 1M lines (841 MB), in one process, 1.01 and
 1.02 (C2 10 s less, the executors 12 s more: there the generated code runs long enough to
-earn C2 back). Measured again on later code and a faster machine (thirty-third part), whole
+earn C2 back). Measured again on 2026-12-05's code and machine (thirty-third part), whole
 runs paired: C1 only for the generated classes still 0.92 of the CPU at 80k lines (68 MB) and
 0.94 at 150k (127 MB), but 1.00 of the CPU and 1.05 of the wall time at 300k (253 MB), whose
 request parse alone took 1.75 times the CPU with C1's code on a 1M lake: hence
