@@ -340,26 +340,18 @@ def test_kill_times_at_hour_boundaries(spark: SparkSession) -> None:
         ],
         examined_schema,
     )
-    rows = [
-        ("1", "exact", u(11, 0)),
-        ("1", "exact", u(11, 0, 0, 1)),
-        ("1", "same_hour", u(10, 10)),
-        ("1", "same_hour", u(10, 40)),
-        ("1", "same_hour", u(10, 20)),
-        ("1", "same_hour", u(11, 1)),
-        ("1", "same_hour", None),
-        ("1", "later_hour", u(11, 4)),
-        ("1", "later_hour", u(13, 45)),
-        ("1", "later_hour", u(13, 30)),
-        ("1", "empty_hour", u(10, 55)),
-        ("1", "empty_hour", u(12, 10)),
-        ("1", "empty_hour", u(12, 5, 0, 1)),
-        ("1", "earlier", u(10, 30)),
-        ("1", "earlier", u(11, 0)),
-        ("2", "other_node", u(10, 30)),
-        ("1", "no_start", u(10, 30)),
-        ("1", "no_candidate", u(10, 30)),
-    ]
+    # Request times per connection on node 1 (unordered, as the log may interleave them).
+    times: dict[str, list[dt.datetime | None]] = {
+        "exact": [u(11, 0), u(11, 0, 0, 1)],
+        "same_hour": [u(10, 10), u(10, 40), u(10, 20), u(11, 1), None],
+        "later_hour": [u(11, 4), u(13, 45), u(13, 30)],
+        "empty_hour": [u(10, 55), u(12, 10), u(12, 5, 0, 1)],
+        "earlier": [u(10, 30), u(11, 0)],
+        "no_start": [u(10, 30)],
+        "no_candidate": [u(10, 30)],
+    }
+    rows = [("1", conn, ts) for conn, listed in times.items() for ts in listed]
+    rows.append(("2", "other_node", u(10, 30)))
     requests = spark.createDataFrame(
         rows, "node_id string, connection_id string, event_ts timestamp"
     )
