@@ -1,7 +1,12 @@
-"""The run's table counter beside the task bar, and the quiet log4j2 settings of a local JVM."""
+"""The run's table counter beside the task bar, the bar's last picture of a stage, and the
+quiet log4j2 settings of a local JVM."""
 
 from __future__ import annotations
 
+import io
+import re
+import time
+from types import SimpleNamespace
 from typing import Any, cast
 
 from jobs.gold.registry import GOLD_TABLES
@@ -36,3 +41,40 @@ def test_quiet_log4j2_is_added_unless_verbose_or_configured() -> None:
     assert quiet_java_options(own, verbose=False) == own
     text = QUIET_LOG4J2.read_text(encoding="utf-8")
     assert "rootLogger.level = warn" in text and "NativeCodeLoader" in text
+
+
+class _LaggingTracker:
+    """A Spark status tracker that learns of the stage's one job end (4 tasks) only at
+    ``ended_at``, as Spark's listener bus tells the tracker a moment after the driver."""
+
+    def __init__(self) -> None:
+        self.ended_at: float | None = None
+
+    def _done(self) -> bool:
+        return self.ended_at is not None and time.monotonic() >= self.ended_at
+
+    def getJobIdsForGroup(self, group: str) -> list[int]:  # noqa: N802 (Spark's name)
+        return [0]
+
+    def getJobInfo(self, job_id: int) -> SimpleNamespace:  # noqa: N802
+        return SimpleNamespace(status="SUCCEEDED" if self._done() else "RUNNING", stageIds=[0])
+
+    def getStageInfo(self, stage_id: int) -> SimpleNamespace:  # noqa: N802
+        return SimpleNamespace(numTasks=4, numCompletedTasks=4 if self._done() else 3)
+
+
+def test_last_picture_waits_for_the_tracker_to_see_the_jobs_end() -> None:
+    tracker = _LaggingTracker()
+    context = SimpleNamespace(
+        statusTracker=lambda: tracker,
+        setJobGroup=lambda group, description: None,
+        setLocalProperty=lambda key, value: None,
+    )
+    stream = io.StringIO()
+    with Progress(cast(Any, SimpleNamespace(sparkContext=context)), True, stream) as progress:
+        progress.stage("count")
+        tracker.ended_at = time.monotonic() + 0.3  # the driver is done; the tracker lags
+    pictures = re.findall(r"\| (\d+)/(\d+) [^]]*tables 0, (\d+) Spark", stream.getvalue())
+    # The last picture: every task done and no job running (it showed 3/4, one running).
+    assert pictures[-1] == ("4", "4", "0"), stream.getvalue()
+    assert progress.spark_jobs == {"count": 1}
