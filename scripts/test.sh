@@ -5,6 +5,20 @@
 # then the Airflow DAG's tests in .venv-airflow (scripts/test_airflow.sh).
 set -euo pipefail
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
+# .venv-airflow (scripts/airflow_env.sh: a minute of pip on a fresh clone, nothing once set up) is
+# set up in the background while the checks and the main suite run; its tests wait for it, and
+# its output is printed then.
+airflow_setup_log="$(mktemp)"
+bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/airflow_env.sh" >"$airflow_setup_log" 2>&1 &
+airflow_setup=$!
+stop_airflow_setup() {  # on exit: a setup still running (the suite failed) is stopped
+  local status=$?
+  pkill -TERM -P "$airflow_setup" 2>/dev/null || true
+  kill "$airflow_setup" 2>/dev/null || true
+  rm -f "$airflow_setup_log"
+  return "$status"
+}
+trap stop_airflow_setup EXIT
 # Real tools the tests drive where this machine can install them (Debian packages); a test whose
 # tool is missing is skipped, saying why.
 bash scripts/install_promtool.sh || echo "setup: promtool not installed: its backfill test will be skipped" >&2
@@ -30,4 +44,11 @@ if [ "$status" -eq 5 ]; then
 fi
 if [ "$status" -ne 0 ]; then exit "$status"; fi
 echo "== airflow (its own environment, .venv-airflow)"
+setup_status=0
+wait "$airflow_setup" || setup_status=$?
+cat "$airflow_setup_log"
+if [ "$setup_status" -ne 0 ]; then
+  echo "airflow setup (scripts/airflow_env.sh) failed with status $setup_status" >&2
+  exit "$setup_status"
+fi
 bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/test_airflow.sh"
