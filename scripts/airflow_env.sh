@@ -18,9 +18,11 @@ airflow_requirements=(
 )
 
 python_bin="${PYTHON:-python3}"
-if [ ! -x .venv-airflow/bin/python ]; then
+# (also when a set-up stopped half-way left it without pip: scripts/test.sh stops a set-up
+# still running when it exits early)
+if ! .venv-airflow/bin/python -m pip --version >/dev/null 2>&1; then
   echo "airflow setup: creating .venv-airflow with $("$python_bin" --version)"
-  "$python_bin" -m venv .venv-airflow
+  "$python_bin" -m venv --clear .venv-airflow
 fi
 stamp=.venv-airflow/.kafka-audit-airflow-installed
 want="$( { cat constraints/airflow.txt; printf '%s\n' "${airflow_requirements[@]}"; } | sha256sum | cut -d' ' -f1)"

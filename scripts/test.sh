@@ -9,12 +9,15 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
 # set up in the background while the checks and the main suite run; its tests wait for it, and
 # its output is printed then.
 airflow_setup_log="$(mktemp)"
-bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/airflow_env.sh" >"$airflow_setup_log" 2>&1 &
+set -m  # the set-up gets a process group of its own, so that it can be stopped whole
+bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/airflow_env.sh" </dev/null >"$airflow_setup_log" 2>&1 &
 airflow_setup=$!
-stop_airflow_setup() {  # on exit: a setup still running (the suite failed) is stopped
+set +m
+stop_airflow_setup() {  # on exit: a set-up still running (the suite failed) is stopped
   local status=$?
-  pkill -TERM -P "$airflow_setup" 2>/dev/null || true
-  kill "$airflow_setup" 2>/dev/null || true
+  if [ -n "$airflow_setup" ] && jobs -pr | grep -qx "$airflow_setup"; then
+    kill -TERM -- "-$airflow_setup" 2>/dev/null || true
+  fi
   rm -f "$airflow_setup_log"
   return "$status"
 }
@@ -46,6 +49,7 @@ if [ "$status" -ne 0 ]; then exit "$status"; fi
 echo "== airflow (its own environment, .venv-airflow)"
 setup_status=0
 wait "$airflow_setup" || setup_status=$?
+airflow_setup=""
 cat "$airflow_setup_log"
 if [ "$setup_status" -ne 0 ]; then
   echo "airflow setup (scripts/airflow_env.sh) failed with status $setup_status" >&2
