@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 log = logging.getLogger(__name__)
 
 POLL_S = 0.5
-#: How long the bar's last picture waits for Spark's status tracker to see the stage's jobs end.
+#: How long a stage's end waits for Spark's status tracker to see the stage's jobs end.
 SETTLE_S = 2.0
 
 
@@ -102,11 +102,12 @@ class Progress:
     def _end(self, failed: bool) -> None:
         if self._name is None:
             return
+        elapsed = time.monotonic() - self._started
+        self._settle(self._group)
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
             self._thread = None
-        elapsed = time.monotonic() - self._started
         self.durations[self._name] = elapsed
         jobs, tasks = self._spark_work(self._group)
         self.spark_jobs[self._name] = jobs
@@ -118,6 +119,19 @@ class Progress:
         for key in ("spark.jobGroup.id", "spark.job.description"):
             context.setLocalProperty(key, None)  # type: ignore[arg-type]
         self._name = None
+
+    def _settle(self, group: str) -> None:
+        """Waits until Spark's status tracker shows no job of ``group`` running, at most
+        ``SETTLE_S``. The tracker learns of a job's end from Spark's listener bus, a moment
+        after the job has returned to the driver: read at once, a finished stage showed 3/4
+        tasks with one job running (the bar's last picture and the stage's task count)."""
+        tracker = self._spark.sparkContext.statusTracker()
+        settled = time.monotonic() + SETTLE_S
+        while time.monotonic() < settled:
+            jobs = (tracker.getJobInfo(job_id) for job_id in tracker.getJobIdsForGroup(group))
+            if not any(job is not None and job.status == "RUNNING" for job in jobs):
+                return
+            time.sleep(0.05)
 
     def _spark_work(self, group: str) -> tuple[int, int]:
         """The Spark jobs of ``group`` and the tasks their stages ran (skipped stages: none)."""
@@ -133,17 +147,14 @@ class Progress:
 
     def _poll(self, name: str, group: str) -> None:
         """Draws the Spark tasks of the stage's job group (done / known) until told to stop,
-        then once more when the tracker no longer shows a job of the group running, or after
-        ``SETTLE_S``: Spark's status tracker learns of a job's end from its listener bus, a
-        moment after the job has returned to the driver (on a busy machine the last picture
-        otherwise showed a finished stage at 3/4 tasks, one job running)."""
+        then once more (after ``_settle``)."""
         from tqdm import tqdm  # noqa: PLC0415
         from tqdm.contrib.logging import logging_redirect_tqdm  # noqa: PLC0415
 
         tracker = self._spark.sparkContext.statusTracker()
         bar: Any = tqdm(desc=name, total=0, unit="task", file=self._stream, leave=False)
 
-        def draw() -> int:
+        def draw() -> None:
             tasks = done = running = 0
             for job_id in tracker.getJobIdsForGroup(group):
                 job = tracker.getJobInfo(job_id)
@@ -162,11 +173,8 @@ class Progress:
                 f"{self.tables_text()}, {running} Spark job(s) running", refresh=False
             )
             bar.refresh()
-            return running
 
         with bar, logging_redirect_tqdm():
             while not self._stop.wait(POLL_S):
                 draw()
-            settled = time.monotonic() + SETTLE_S
-            while draw() and time.monotonic() < settled:
-                time.sleep(0.05)
+            draw()

@@ -4,10 +4,13 @@ quiet log4j2 settings of a local JVM."""
 from __future__ import annotations
 
 import io
+import logging
 import re
 import time
 from types import SimpleNamespace
 from typing import Any, cast
+
+import pytest
 
 from jobs.gold.registry import GOLD_TABLES
 from jobs.pipeline import TABLES_PER_RUN
@@ -63,7 +66,13 @@ class _LaggingTracker:
         return SimpleNamespace(numTasks=4, numCompletedTasks=4 if self._done() else 3)
 
 
-def test_last_picture_waits_for_the_tracker_to_see_the_jobs_end() -> None:
+@pytest.mark.parametrize("bar", [True, False])
+def test_a_stage_ends_when_the_tracker_sees_its_jobs_end(
+    bar: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stage's line counts every task, and the bar's last picture shows them all done and
+    no job running (read at once, both saw 3/4 tasks, one job running)."""
+    caplog.set_level(logging.INFO, logger="jobs.progress")
     tracker = _LaggingTracker()
     context = SimpleNamespace(
         statusTracker=lambda: tracker,
@@ -71,10 +80,11 @@ def test_last_picture_waits_for_the_tracker_to_see_the_jobs_end() -> None:
         setLocalProperty=lambda key, value: None,
     )
     stream = io.StringIO()
-    with Progress(cast(Any, SimpleNamespace(sparkContext=context)), True, stream) as progress:
+    with Progress(cast(Any, SimpleNamespace(sparkContext=context)), bar, stream) as progress:
         progress.stage("count")
         tracker.ended_at = time.monotonic() + 0.3  # the driver is done; the tracker lags
-    pictures = re.findall(r"\| (\d+)/(\d+) [^]]*tables 0, (\d+) Spark", stream.getvalue())
-    # The last picture: every task done and no job running (it showed 3/4, one running).
-    assert pictures[-1] == ("4", "4", "0"), stream.getvalue()
+    lines = [r.getMessage() for r in caplog.records if r.name == "jobs.progress"]
+    assert re.fullmatch(r"stage count: done after 0\.\d s \(1 Spark jobs, 4 tasks\)", lines[-1])
     assert progress.spark_jobs == {"count": 1}
+    pictures = re.findall(r"\| (\d+)/(\d+) [^]]*tables 0, (\d+) Spark", stream.getvalue())
+    assert pictures[-1:] == ([("4", "4", "0")] if bar else []), stream.getvalue()
