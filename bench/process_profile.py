@@ -1,0 +1,252 @@
+"""Where a whole process's CPU goes (issue 15): a command, its JVM, and the JVM's threads by role.
+
+    .venv/bin/python bench/process_profile.py -- .venv/bin/kafka-audit run --input samples \\
+        --lake /tmp/lake --no-progress
+    .venv/bin/python bench/process_profile.py --json /tmp/profile.json -- \\
+        .venv/bin/python bench/bare_process.py samples --out /tmp/bare
+
+Runs the command (a ``kafka-audit`` command, ``bench/bare_process.py``, anything that starts a
+JVM) and prints, when it ends:
+
+* its wall time and the CPU seconds of its whole process tree (user + system);
+* the CPU of every JVM in the tree (``java``), split by its threads' roles: Spark's executor
+  threads (the tasks), HotSpot's C2 and C1 compilers, the garbage collector and the VM thread,
+  py4j's threads (the Python driver's DataFrame calls: Catalyst's analysis, planning, the
+  actions' waits; py4j leaves them unnamed, ``Thread-N``, as Java names any unnamed thread),
+  Spark's other threads (its scheduler, broadcasts, listeners), and what threads that ended
+  between two samples took (the JVM's own total less its live threads' last figures).
+  ``--json`` also gives the CPU of the busiest thread names.
+
+The Python process that starts a local Spark session leaves its JVM to end on its own: the
+JVM is then no longer its child, and a plain timer (``time``, ``/usr/bin/time``, most
+benchmark tools) waits for the Python process only and counts none of the JVM's CPU. This
+tool makes itself a child subreaper (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): such orphans
+become its children, it waits for every one, and their CPU is in the tree's figure. Put it in
+front of both commands of a paired timing (``docs/performance.md``: "the JVM reaped by a
+subreaper wrapper") and the CPU it reports is the whole processes'.
+
+Threads are sampled from ``/proc`` every ``--interval`` seconds (Linux only); a thread's CPU is
+its last sample, so a short-lived thread's last interval is in the "ended between samples"
+row. Figures are seconds on a shared machine: quote them with the load (printed).
+
+Exit status: the command's (128 + the signal when a signal ended it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tabulate import tabulate
+
+PR_SET_CHILD_SUBREAPER = 36
+#: (role, pattern of the thread's name as ``/proc/<pid>/task/<tid>/comm`` gives it: at most 15
+#: characters), first match wins. HotSpot, Spark 4.2 and py4j name their threads so.
+THREAD_ROLES: tuple[tuple[str, str], ...] = (
+    ("executor threads (tasks)", r"^Executor task "),  # "launch worker", "idle worker"
+    ("C2 compiler", r"^C2 CompilerThre"),
+    ("C1 compiler", r"^C1 CompilerThre"),
+    ("garbage collector, VM thread", r"^(GC Thread|G1 |VM Thread|VM Periodic)"),
+    ("py4j threads (the driver's calls)", r"^Thread-\d+$"),
+)
+OTHER_ROLE = "other JVM threads"
+ENDED_ROLE = "threads ended between samples"
+
+
+def thread_role(name: str) -> str:
+    """The role of a JVM thread from its name (``THREAD_ROLES``; ``OTHER_ROLE`` otherwise)."""
+    for role, pattern in THREAD_ROLES:
+        if re.match(pattern, name):
+            return role
+    return OTHER_ROLE
+
+
+@dataclass
+class Profile:
+    """What ``profile`` measured: seconds, and the JVMs' CPU seconds by thread role."""
+
+    command: list[str]
+    exit_status: int
+    wall_s: float
+    tree_user_s: float
+    tree_system_s: float
+    jvm_cpu_s: float = 0.0
+    jvm_roles_s: dict[str, float] = field(default_factory=dict)
+    jvm_thread_names_s: dict[str, float] = field(default_factory=dict)
+    load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    @property
+    def tree_cpu_s(self) -> float:
+        """CPU seconds of the whole tree, user + system."""
+        return self.tree_user_s + self.tree_system_s
+
+
+def _ticks_to_s(ticks: int) -> float:
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _stat_cpu(stat: str) -> tuple[str, float]:
+    """(name, user + system CPU seconds) from a ``/proc/.../stat`` line."""
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return name, _ticks_to_s(int(fields[11]) + int(fields[12]))
+
+
+class _JvmSampler:
+    """The last CPU figure of every JVM process and of each of its threads, by ``sample``."""
+
+    def __init__(self) -> None:
+        self.processes: dict[int, float] = {}
+        self.threads: dict[tuple[int, int], tuple[str, float]] = {}
+
+    def sample(self) -> None:
+        for pid in _descendants(os.getpid()):
+            try:
+                name, total = _stat_cpu(Path(f"/proc/{pid}/stat").read_text())
+                if name != "java":
+                    continue
+                self.processes[pid] = total
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    thread, cpu = _stat_cpu((task / "stat").read_text())
+                    self.threads[(pid, int(task.name))] = (thread, cpu)
+            except (OSError, ValueError):
+                continue  # the process or thread ended while being read
+
+    def roles(self) -> dict[str, float]:
+        """CPU seconds by role, the ended threads' share included; empty without a JVM."""
+        if not self.processes:
+            return {}
+        by_role: Counter[str] = Counter()
+        for name, cpu in self.threads.values():
+            by_role[thread_role(name)] += cpu
+        ended = sum(self.processes.values()) - sum(by_role.values())
+        by_role[ENDED_ROLE] += max(ended, 0.0)
+        return dict(by_role.most_common())
+
+    def names(self, top: int = 15) -> dict[str, float]:
+        """CPU seconds by thread name (numbers in it as ``N``), the ``top`` largest."""
+        by_name: Counter[str] = Counter()
+        for name, cpu in self.threads.values():
+            by_name[re.sub(r"\d+", "N", name)] += cpu
+        return dict(by_name.most_common(top))
+
+
+def _descendants(root: int) -> list[int]:
+    """Process ids below ``root`` (children of children...), from ``/proc``."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
+        parents.setdefault(parent, []).append(int(entry.name))
+    found, queue = [], [root]
+    while queue:
+        children = parents.get(queue.pop(), [])
+        found += children
+        queue += children
+    return found
+
+
+def _become_subreaper() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+def _reap_all(sampler: _JvmSampler, interval_s: float) -> None:
+    """Sample until every descendant (the orphans this subreaper adopted included) ended."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            sampler.sample()
+            time.sleep(interval_s)
+
+
+def profile(command: Sequence[str], interval_s: float = 0.5) -> Profile:
+    """Run ``command`` as this process's child, sampling its JVMs' threads, and wait for the
+    whole tree it starts (orphans included, this process being their subreaper).
+
+    Raises:
+        OSError: not Linux (no ``prctl`` or ``/proc``), or the command cannot be started.
+    """
+    _become_subreaper()
+    sampler = _JvmSampler()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    process = subprocess.Popen(list(command))
+    while process.poll() is None:
+        sampler.sample()
+        time.sleep(interval_s)
+    _reap_all(sampler, interval_s)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    status = process.returncode if process.returncode >= 0 else 128 - process.returncode
+    return Profile(
+        command=list(command),
+        exit_status=status,
+        wall_s=wall,
+        tree_user_s=after.ru_utime - before.ru_utime,
+        tree_system_s=after.ru_stime - before.ru_stime,
+        jvm_cpu_s=sum(sampler.processes.values()),
+        jvm_roles_s=sampler.roles(),
+        jvm_thread_names_s=sampler.names(),
+        load_average=os.getloadavg(),
+    )
+
+
+def render(result: Profile) -> str:
+    """The profile as a short text: the totals, then the JVM's CPU by role with shares."""
+    load = ", ".join(f"{value:.2f}" for value in result.load_average)
+    lines = [
+        f"command: {' '.join(result.command)}",
+        f"exit status {result.exit_status}; load average at the end {load}",
+        f"wall {result.wall_s:.1f} s; CPU of the whole tree {result.tree_cpu_s:.1f} s "
+        f"(user {result.tree_user_s:.1f} s, system {result.tree_system_s:.1f} s); "
+        f"of it the JVMs {result.jvm_cpu_s:.1f} s",
+    ]
+    total = result.jvm_cpu_s or 1.0
+    rows = [[role, f"{cpu:.1f}", f"{100 * cpu / total:.0f}%"] for role, cpu in
+            result.jvm_roles_s.items()]  # fmt: skip
+    if rows:
+        lines.append(tabulate(rows, headers=["JVM threads", "CPU s", "share"], stralign="left"))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the arguments, profile the command, print (and save) the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
+    parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("give the command to run after --")
+    result = profile(command, args.interval)
+    print(render(result), file=sys.stderr)
+    if args.json is not None:
+        figures = {**asdict(result), "tree_cpu_s": result.tree_cpu_s}
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return result.exit_status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
