@@ -25,9 +25,10 @@ become its children, it waits for every one, and their CPU is in the tree's figu
 front of both commands of a paired timing (``docs/performance.md``: "the JVM reaped by a
 subreaper wrapper") and the CPU it reports is the whole processes'.
 
-Threads are sampled from ``/proc`` every ``--interval`` seconds (Linux only); a thread's CPU is
-its last sample, so a short-lived thread's last interval is in the "ended between samples"
-row. Figures are seconds on a shared machine: quote them with the load (printed).
+Threads are sampled every ``--interval`` seconds (psutil; their names from ``/proc``: Linux
+only); a thread's CPU is its last sample, so a short-lived thread's last interval is in the
+"ended between samples" row. Figures are seconds on a shared machine: quote them with the
+load (printed).
 
 Exit status: the command's (128 + the signal when a signal ended it).
 """
@@ -48,6 +49,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import psutil
 from tabulate import tabulate
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -92,17 +94,6 @@ class Profile:
         return self.tree_user_s + self.tree_system_s
 
 
-def _ticks_to_s(ticks: int) -> float:
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def _stat_cpu(stat: str) -> tuple[str, float]:
-    """(name, user + system CPU seconds) from a ``/proc/.../stat`` line."""
-    name = stat[stat.index("(") + 1 : stat.rindex(")")]
-    fields = stat[stat.rindex(")") + 2 :].split()
-    return name, _ticks_to_s(int(fields[11]) + int(fields[12]))
-
-
 class _JvmSampler:
     """The last CPU figure of every JVM process and of each of its threads, by ``sample``."""
 
@@ -111,16 +102,17 @@ class _JvmSampler:
         self.threads: dict[tuple[int, int], tuple[str, float]] = {}
 
     def sample(self) -> None:
-        for pid in _descendants(os.getpid()):
+        for child in psutil.Process().children(recursive=True):
             try:
-                name, total = _stat_cpu(Path(f"/proc/{pid}/stat").read_text())
-                if name != "java":
+                if child.name() != "java":
                     continue
-                self.processes[pid] = total
-                for task in Path(f"/proc/{pid}/task").iterdir():
-                    thread, cpu = _stat_cpu((task / "stat").read_text())
-                    self.threads[(pid, int(task.name))] = (thread, cpu)
-            except (OSError, ValueError):
+                times = child.cpu_times()
+                self.processes[child.pid] = times.user + times.system
+                for thread in child.threads():
+                    comm = Path(f"/proc/{child.pid}/task/{thread.id}/comm")
+                    cpu = thread.user_time + thread.system_time
+                    self.threads[(child.pid, thread.id)] = (comm.read_text().strip(), cpu)
+            except (psutil.Error, OSError):
                 continue  # the process or thread ended while being read
 
     def roles(self) -> dict[str, float]:
@@ -140,26 +132,6 @@ class _JvmSampler:
         for name, cpu in self.threads.values():
             by_name[re.sub(r"\d+", "N", name)] += cpu
         return dict(by_name.most_common(top))
-
-
-def _descendants(root: int) -> list[int]:
-    """Process ids below ``root`` (children of children...), from ``/proc``."""
-    parents: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        parents.setdefault(parent, []).append(int(entry.name))
-    found, queue = [], [root]
-    while queue:
-        children = parents.get(queue.pop(), [])
-        found += children
-        queue += children
-    return found
 
 
 def _become_subreaper() -> None:
