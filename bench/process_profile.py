@@ -11,11 +11,12 @@ JVM) and prints, when it ends:
 * its wall time and the CPU seconds of its whole process tree (user + system);
 * the CPU of every JVM in the tree (``java``), split by its threads' roles: Spark's executor
   threads (the tasks), HotSpot's C2 and C1 compilers, the garbage collector and the VM thread,
-  py4j's threads (the Python driver's DataFrame calls: Catalyst's analysis, planning, the
-  actions' waits; py4j leaves them unnamed, ``Thread-N``, as Java names any unnamed thread),
-  Spark's other threads (its scheduler, broadcasts, listeners), and what threads that ended
-  between two samples took (the JVM's own total less its live threads' last figures).
-  ``--json`` also gives the CPU of the busiest thread names.
+  the unnamed threads, ``Thread-N`` (py4j's, which serve the Python driver's DataFrame calls:
+  Catalyst's analysis, planning, the actions' waits; and any other thread left unnamed, such
+  as a shutdown hook: a heuristic), Spark's other threads (its scheduler, broadcasts,
+  listeners), and what threads that ended between two samples took (the JVM's own total less
+  its live threads' last figures; a JVM this tool reaps itself has its final total from
+  ``wait4``). ``--json`` also gives the CPU of the busiest thread names.
 
 The Python process that starts a local Spark session leaves its JVM to end on its own: the
 JVM is then no longer its child, and a plain timer (``time``, ``/usr/bin/time``, most
@@ -30,7 +31,8 @@ only); a thread's CPU is its last sample, so a short-lived thread's last interva
 "ended between samples" row. Figures are seconds on a shared machine: quote them with the
 load (printed).
 
-Exit status: the command's (128 + the signal when a signal ended it).
+Exit status: the command's (128 + the signal when a signal ended it); 1 when the command
+succeeded but left processes running past ``--reap-timeout`` (they are named, not stopped).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 from tabulate import tabulate
@@ -60,9 +63,11 @@ THREAD_ROLES: tuple[tuple[str, str], ...] = (
     ("C2 compiler", r"^C2 CompilerThre"),
     ("C1 compiler", r"^C1 CompilerThre"),
     ("garbage collector, VM thread", r"^(GC Thread|G1 |VM Thread|VM Periodic)"),
-    ("py4j threads (the driver's calls)", r"^Thread-\d+$"),
+    ("Thread-N: py4j's (the driver's calls)", r"^Thread-\d+$"),
 )
 OTHER_ROLE = "other JVM threads"
+#: Seconds to wait, after the command exits, for the processes it left (its JVM).
+REAP_TIMEOUT_S = 300.0
 ENDED_ROLE = "threads ended between samples"
 
 
@@ -87,6 +92,8 @@ class Profile:
     jvm_roles_s: dict[str, float] = field(default_factory=dict)
     jvm_thread_names_s: dict[str, float] = field(default_factory=dict)
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: Processes of the tree still running when the wait gave up ("pid name").
+    still_running: list[str] = field(default_factory=list)
 
     @property
     def tree_cpu_s(self) -> float:
@@ -102,18 +109,30 @@ class _JvmSampler:
         self.threads: dict[tuple[int, int], tuple[str, float]] = {}
 
     def sample(self) -> None:
+        """Read every JVM below this process: its threads first, then its own total, so that
+        the total is never below the sum of its live threads."""
         for child in psutil.Process().children(recursive=True):
             try:
                 if child.name() != "java":
                     continue
+                for thread in child.threads():
+                    self._sample_thread(child.pid, thread)
                 times = child.cpu_times()
                 self.processes[child.pid] = times.user + times.system
-                for thread in child.threads():
-                    comm = Path(f"/proc/{child.pid}/task/{thread.id}/comm")
-                    cpu = thread.user_time + thread.system_time
-                    self.threads[(child.pid, thread.id)] = (comm.read_text().strip(), cpu)
-            except (psutil.Error, OSError):
-                continue  # the process or thread ended while being read
+            except psutil.Error:
+                continue  # the process ended while being read
+
+    def _sample_thread(self, pid: int, thread: Any) -> None:
+        try:
+            name = Path(f"/proc/{pid}/task/{thread.id}/comm").read_text().strip()
+        except OSError:
+            return  # the thread ended since it was listed: its last figure stands
+        self.threads[(pid, thread.id)] = (name, thread.user_time + thread.system_time)
+
+    def ended(self, pid: int, cpu_s: float) -> None:
+        """A JVM this process reaped: its final CPU (``wait4``), the last seconds included."""
+        if pid in self.processes:
+            self.processes[pid] = cpu_s
 
     def roles(self) -> dict[str, float]:
         """CPU seconds by role, the ended threads' share included; empty without a JVM."""
@@ -140,21 +159,33 @@ def _become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def _reap_all(sampler: _JvmSampler, interval_s: float) -> None:
-    """Sample until every descendant (the orphans this subreaper adopted included) ended."""
-    while True:
+def _reap_all(sampler: _JvmSampler, interval_s: float, timeout_s: float) -> tuple[float, list[str]]:
+    """Sample until every descendant (the orphans this subreaper adopted included) ended, or
+    ``timeout_s`` passed. Returns: the time of the last exit (``time.monotonic``), and the
+    processes still running at the timeout ("pid name"), left running."""
+    last_exit = time.monotonic()
+    deadline = last_exit + timeout_s
+    while time.monotonic() < deadline:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, _, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return last_exit, []
         if pid == 0:
             sampler.sample()
             time.sleep(interval_s)
+            continue
+        last_exit = time.monotonic()
+        sampler.ended(pid, usage.ru_utime + usage.ru_stime)
+    left = [f"{p.pid} {p.name()}" for p in psutil.Process().children(recursive=True)]
+    return last_exit, left
 
 
-def profile(command: Sequence[str], interval_s: float = 0.5) -> Profile:
+def profile(
+    command: Sequence[str], interval_s: float = 0.5, reap_timeout_s: float = REAP_TIMEOUT_S
+) -> Profile:
     """Run ``command`` as this process's child, sampling its JVMs' threads, and wait for the
-    whole tree it starts (orphans included, this process being their subreaper).
+    whole tree it starts (orphans included, this process being their subreaper) for at most
+    ``reap_timeout_s`` after the command's own exit. The wall time ends at the last exit.
 
     Raises:
         OSError: not Linux (no ``prctl`` or ``/proc``), or the command cannot be started.
@@ -167,8 +198,8 @@ def profile(command: Sequence[str], interval_s: float = 0.5) -> Profile:
     while process.poll() is None:
         sampler.sample()
         time.sleep(interval_s)
-    _reap_all(sampler, interval_s)
-    wall = time.monotonic() - started
+    last_exit, left = _reap_all(sampler, interval_s, reap_timeout_s)
+    wall = max(last_exit, started) - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     status = process.returncode if process.returncode >= 0 else 128 - process.returncode
     return Profile(
@@ -181,6 +212,7 @@ def profile(command: Sequence[str], interval_s: float = 0.5) -> Profile:
         jvm_roles_s=sampler.roles(),
         jvm_thread_names_s=sampler.names(),
         load_average=os.getloadavg(),
+        still_running=left,
     )
 
 
@@ -197,6 +229,11 @@ def render(result: Profile) -> str:
     total = result.jvm_cpu_s or 1.0
     rows = [[role, f"{cpu:.1f}", f"{100 * cpu / total:.0f}%"] for role, cpu in
             result.jvm_roles_s.items()]  # fmt: skip
+    if result.still_running:
+        lines.append(
+            "not waited for (still running when the wait gave up): "
+            + ", ".join(result.still_running)
+        )
     if rows:
         lines.append(tabulate(rows, headers=["JVM threads", "CPU s", "share"], stralign="left"))
     return "\n".join(lines)
@@ -207,16 +244,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
     parser.add_argument("--json", type=Path, help="also write the figures here as JSON")
+    parser.add_argument(
+        "--reap-timeout", type=float, default=REAP_TIMEOUT_S,
+        help="seconds to wait, once the command exits, for the processes it left running",
+    )  # fmt: skip
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("give the command to run after --")
-    result = profile(command, args.interval)
+    result = profile(command, args.interval, args.reap_timeout)
     print(render(result), file=sys.stderr)
     if args.json is not None:
         figures = {**asdict(result), "tree_cpu_s": result.tree_cpu_s}
         args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    if result.still_running and result.exit_status == 0:
+        return 1  # the figures miss what those processes did and still do
     return result.exit_status
 
 
