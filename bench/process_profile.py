@@ -28,8 +28,9 @@ subreaper wrapper") and the CPU it reports is the whole processes'.
 
 Threads are sampled every ``--interval`` seconds (psutil; their names from ``/proc``: Linux
 only); a thread's CPU is its last sample, so a short-lived thread's last interval is in the
-"ended between samples" row. Figures are seconds on a shared machine: quote them with the
-load (printed).
+"ended between samples" row. Exits are looked for every 10 ms, so the wall time ends within
+10 ms of the last process's exit whatever the interval. Figures are seconds on a shared
+machine: quote them with the load (printed).
 
 Exit status: the command's (128 + the signal when a signal ended it); 1 when the command
 succeeded but left processes running past ``--reap-timeout`` (they are named, not stopped).
@@ -43,7 +44,6 @@ import json
 import os
 import re
 import resource
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -66,9 +66,11 @@ THREAD_ROLES: tuple[tuple[str, str], ...] = (
     ("Thread-N: py4j's (the driver's calls)", r"^Thread-\d+$"),
 )
 OTHER_ROLE = "other JVM threads"
+ENDED_ROLE = "threads ended between samples"
 #: Seconds to wait, after the command exits, for the processes it left (its JVM).
 REAP_TIMEOUT_S = 300.0
-ENDED_ROLE = "threads ended between samples"
+#: How soon an exit is seen (the wall time's resolution), whatever ``--interval`` is.
+_EXIT_POLL_S = 0.01
 
 
 def thread_role(name: str) -> str:
@@ -159,25 +161,39 @@ def _become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def _reap_all(sampler: _JvmSampler, interval_s: float, timeout_s: float) -> tuple[float, list[str]]:
-    """Sample until every descendant (the orphans this subreaper adopted included) ended, or
-    ``timeout_s`` passed. Returns: the time of the last exit (``time.monotonic``), and the
-    processes still running at the timeout ("pid name"), left running."""
-    last_exit = time.monotonic()
-    deadline = last_exit + timeout_s
+def _wait_all(
+    pid: int, sampler: _JvmSampler, interval_s: float, timeout_s: float
+) -> tuple[int, float, list[str]]:
+    """Wait for the command ``pid`` and every other descendant (the orphans this subreaper
+    adopted included), sampling the JVMs every ``interval_s``; exits are seen within
+    ``_EXIT_POLL_S``. Gives up ``timeout_s`` after the command's exit.
+
+    Returns: the command's exit status (``os.waitstatus_to_exitcode``: -N for signal N), the
+    time of the last exit (``time.monotonic``), and the processes still running when the wait
+    gave up ("pid name"), left running.
+    """
+    status: int | None = None
+    last_exit = deadline = float("inf")
+    next_sample = time.monotonic()
     while time.monotonic() < deadline:
-        try:
-            pid, _, usage = os.wait4(-1, os.WNOHANG)
-        except ChildProcessError:
-            return last_exit, []
-        if pid == 0:
+        if time.monotonic() >= next_sample:
             sampler.sample()
-            time.sleep(interval_s)
+            next_sample = time.monotonic() + interval_s
+        try:
+            ended, wait_status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if ended == 0:
+            time.sleep(_EXIT_POLL_S)
             continue
         last_exit = time.monotonic()
-        sampler.ended(pid, usage.ru_utime + usage.ru_stime)
+        sampler.ended(ended, usage.ru_utime + usage.ru_stime)
+        if ended == pid:
+            status = os.waitstatus_to_exitcode(wait_status)
+            deadline = last_exit + timeout_s
     left = [f"{p.pid} {p.name()}" for p in psutil.Process().children(recursive=True)]
-    return last_exit, left
+    assert status is not None  # the command is this process's child: waited for first
+    return status, last_exit, left
 
 
 def profile(
@@ -194,18 +210,13 @@ def profile(
     sampler = _JvmSampler()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    process = subprocess.Popen(list(command))
-    while process.poll() is None:
-        sampler.sample()
-        time.sleep(interval_s)
-    last_exit, left = _reap_all(sampler, interval_s, reap_timeout_s)
-    wall = max(last_exit, started) - started
+    pid = os.posix_spawnp(command[0], list(command), os.environ)
+    code, last_exit, left = _wait_all(pid, sampler, interval_s, reap_timeout_s)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    status = process.returncode if process.returncode >= 0 else 128 - process.returncode
     return Profile(
         command=list(command),
-        exit_status=status,
-        wall_s=wall,
+        exit_status=code if code >= 0 else 128 - code,
+        wall_s=last_exit - started,
         tree_user_s=after.ru_utime - before.ru_utime,
         tree_system_s=after.ru_stime - before.ru_stime,
         jvm_cpu_s=sum(sampler.processes.values()),

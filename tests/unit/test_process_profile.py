@@ -118,6 +118,14 @@ def test_a_reaped_jvm_counts_its_last_seconds(tmp_path: Path) -> None:
     assert set(figures["jvm_roles_s"]) <= {"other JVM threads", "threads ended between samples"}
 
 
+def test_the_wall_time_ends_at_the_exit_not_at_the_next_sample(tmp_path: Path) -> None:
+    """Samples every 2 s, a command of about 0.2 s: its wall time is not rounded up to a
+    sample (it was at least 2 s when exits were only looked for between samples)."""
+    status, figures, _ = _profiled(tmp_path, "import time; time.sleep(0.2)", "--interval", "2")
+    assert status == 0
+    assert 0.2 <= figures["wall_s"] < 1.5
+
+
 def test_a_signal_gives_128_plus_its_number(tmp_path: Path) -> None:
     status, figures, _ = _profiled(
         tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
