@@ -11,19 +11,25 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/bootstrap.sh"
 # were three minutes of a CI run on their own (issue 15). Their output is printed once the main
 # suite is done, and their status counts as the main suite's does.
 airflow_log="$(mktemp)"
-set -m  # the Airflow tests get a process group of their own, so that they can be stopped whole
-bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/test_airflow.sh" </dev/null >"$airflow_log" 2>&1 &
-airflow_tests=$!
-set +m
-stop_airflow_tests() {  # on exit: Airflow tests still running (the main suite failed) are stopped
+airflow_tests=""
+stop_airflow_tests() {  # on exit after a failed check or suite: the Airflow tests are stopped
   local status=$?
-  if [ -n "$airflow_tests" ] && jobs -pr | grep -qx "$airflow_tests"; then
-    kill -TERM -- "-$airflow_tests" 2>/dev/null || true
+  if [ -n "$airflow_tests" ]; then
+    if jobs -pr | grep -qx "$airflow_tests"; then
+      kill -TERM -- "-$airflow_tests" 2>/dev/null || true
+      echo "the Airflow tests were stopped, not reported: the checks or the main suite failed" >&2
+    else
+      echo "the Airflow tests ended but are not reported: the checks or the main suite failed" >&2
+    fi
   fi
   rm -f "$airflow_log"
   return "$status"
 }
 trap stop_airflow_tests EXIT
+set -m  # the Airflow tests get a process group of their own, so that they can be stopped whole
+bash "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/test_airflow.sh" </dev/null >"$airflow_log" 2>&1 &
+airflow_tests=$!
+set +m
 # Real tools the tests drive where this machine can install them (Debian packages); a test whose
 # tool is missing is skipped, saying why.
 bash scripts/install_promtool.sh || echo "setup: promtool not installed: its backfill test will be skipped" >&2

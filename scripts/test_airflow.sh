@@ -10,10 +10,11 @@ source "$scripts/bootstrap.sh"
 bash "$scripts/airflow_env.sh"
 cd "$(dirname "$scripts")"
 echo "== mypy (dags, tests_airflow; .venv-airflow)"
-.venv-airflow/bin/mypy dags/kafka_security_audit.py tests_airflow
+# Caches of their own: scripts/test.sh runs this beside the main suite's mypy and pytest.
+.venv-airflow/bin/mypy --cache-dir .mypy_cache/airflow dags/kafka_security_audit.py tests_airflow
 echo "== pytest tests_airflow (.venv-airflow)"
 set +e
-.venv-airflow/bin/pytest tests_airflow "$@"
+.venv-airflow/bin/pytest -o cache_dir=.pytest_cache/airflow tests_airflow "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

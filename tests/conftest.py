@@ -124,6 +124,7 @@ SAMPLES_LAKE_MODULES = ("test_report.py", "test_ocsf.py", "test_notebooks.py")
 SAMPLES_LAKE_GROUP = "samples_lake"
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest -p no:xdist knows no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadfile`` (``scripts/test.sh``), except that the ``SAMPLES_LAKE_MODULES`` are one
     unit of work: one worker runs them all, and builds ``samples_lake`` once; and the units are
