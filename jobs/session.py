@@ -15,7 +15,7 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 
-from jobs import jvm_functions, jvm_startup
+from jobs import jvm_functions, jvm_parsers, jvm_startup
 from jobs.java import ensure_java, release_major
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,7 @@ def build_session(
         spark = _builder(app_name, master, settings).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm_functions.install()
+    jvm_parsers.install(spark)
     return spark
 
 

@@ -48,10 +48,11 @@ rm -f "$dist/$name"-*.whl "$dist/$name.zip" "$dist/$name-env.tar.gz" "$dist/subm
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 
-# A clean copy of what the wheel is built from: the packages' .py and py.typed files only.
+# A clean copy of what the wheel is built from: the packages' .py, py.typed and .java files
+# (the request log's JVM functions, compiled where the job runs: jobs.jvm_parsers).
 cp pyproject.toml README.md "$stage"/
 for package in "${packages[@]}"; do
-  find "$package" -type f \( -name '*.py' -o -name 'py.typed' \) -not -path '*/__pycache__/*' \
+  find "$package" -type f \( -name '*.py' -o -name 'py.typed' -o -name '*.java' \) -not -path '*/__pycache__/*' \
     -exec cp --parents {} "$stage"/ \;
 done
 

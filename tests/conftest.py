@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from jobs import jvm_functions, jvm_startup
+from jobs import jvm_functions, jvm_parsers, jvm_startup
 from jobs.jvm_startup import QUICK_START_BYTES
 from jobs.session import DEFAULT_CONF, JVM_LOCALE_OPTIONS
 from jobs.small_input import SMALL_INPUT_CONF
@@ -39,7 +39,7 @@ def jit_options() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # Commands the tests start leave the user's cache alone (tests/integration/
@@ -75,6 +75,8 @@ def spark() -> Iterator[SparkSession]:
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     assert jvm_functions.install()  # as build_session does for the CLI and spark-submit
+    # As build_session does; the jar in a folder of the test session's, not the user's cache.
+    jvm_parsers.install(session, tmp_path_factory.mktemp("jvm-parsers"))
     yield session
     session.stop()
 

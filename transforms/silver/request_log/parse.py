@@ -4,7 +4,10 @@ Formats (docs/kafka-log-formats.md sections 2, 6, 7; ``RequestChannel.updateRequ
 * 2.8+ JSON (KIP-673), ``transforms.silver.request_log.json_form``; 4.x connection ids add a
   processor id
   (``ServerConnectionId``, KAFKA-17776).
-* 1.0-2.7 string, ``transforms.silver.request_log.string_form``.
+* 1.0-2.7 string, ``transforms.silver.request_log.string_form``; where the session has the
+  JVM function ``transforms.silver.request_log.native.STRING_FORM_FUNCTION`` (``jobs.jvm_parsers``)
+  it parses each string-form record in one scan, and the expressions parse only the records it
+  does not answer for (issue 15). The rows are the same either way.
 * Delegation-token APIs 38-41 and ENVELOPE 58 bodies, ``transforms.silver.request_log.tokens``.
 Error codes are named with ``transforms.kafka_errors``. Secrets arrive redacted by bronze.
 """
@@ -16,6 +19,7 @@ from pyspark.sql import functions as F
 
 from schemas import request_events as schema
 from transforms.columns import group_at, groups, rest_of, starts_after_spaces
+from transforms.kafka_apis import api_key_of
 from transforms.kafka_errors import error_code_name, error_code_names
 from transforms.quarantine import Check, first_failure
 from transforms.silver.authz import principal_name, principal_type
@@ -27,6 +31,7 @@ from transforms.silver.request_log.json_form import (
     parsed_json,
     raw_top_level,
 )
+from transforms.silver.request_log.native import STRING_FORM_FUNCTION, STRING_FORM_SCHEMA
 from transforms.silver.request_log.string_form import (
     split_string_form,
     string_checks,
@@ -113,23 +118,44 @@ def item_error_codes(found: Column, top_level: Column) -> Column:
 def _combined(
     is_json: Column, is_string: Column, json: dict[str, Column], text: dict[str, Column]
 ) -> dict[str, Column]:
-    """Each silver column from the form the record has."""
+    """Each silver column from the form the record has: the JVM function's answer for a
+    string-form record it answered for (``_n``, ``_native_fields``), else the expressions'."""
+    native = _native_fields()
     names = dict.fromkeys([*json, *text])
     none = F.lit(None)
     return {
-        name: F.when(is_json, json.get(name, none)).when(is_string, text.get(name, none))
+        name: F.when(_answered(), native.get(name, none))
+        .when(is_json, json.get(name, none))
+        .when(is_string, text.get(name, none))
         for name in names
     }
+
+
+def _answered() -> Column:
+    """True where the string form's JVM function answered (``_n`` not null)."""
+    return F.col("_n").isNotNull()
+
+
+def _native_fields() -> dict[str, Column]:
+    """The silver columns the string form's JVM function fills, from its struct ``_n``."""
+    n = F.col("_n")
+    fields = {f.name: n[f.name] for f in STRING_FORM_SCHEMA.fields}
+    del fields["error_code"], fields["found_error_codes"]
+    return fields | {"is_forwarded": F.lit(False), "api_key": api_key_of(n["api_key_name"])}
 
 
 def _error_columns(is_json: Column) -> dict[str, Column]:
     """error_code (top level) and ``_found`` (every error code in the response)."""
     c = F.col
-    top = F.when(
-        is_json, F.get_json_object(c("response_json"), "$.errorCode").try_cast("int")
-    ).otherwise(struct_top_level_error_code(c("response_text")))
-    found = F.when(is_json, found_error_codes(c("response_json"), _JSON_ERROR_CODE_RE)).otherwise(
-        found_error_codes(c("response_text"), _STRUCT_ERROR_CODE_RE)
+    top = (
+        F.when(_answered(), c("_n.error_code"))
+        .when(is_json, F.get_json_object(c("response_json"), "$.errorCode").try_cast("int"))
+        .otherwise(struct_top_level_error_code(c("response_text")))
+    )
+    found = (
+        F.when(_answered(), c("_n.found_error_codes"))
+        .when(is_json, found_error_codes(c("response_json"), _JSON_ERROR_CODE_RE))
+        .otherwise(found_error_codes(c("response_text"), _STRUCT_ERROR_CODE_RE))
     )
     return {"error_code": top, "_found": found}
 
@@ -168,9 +194,11 @@ def _checks(is_json: Column, is_string: Column) -> list[Check]:
 
 
 def _split_forms(bronze: DataFrame) -> DataFrame:
-    """bronze + ``_body`` (text after the prefix), log_format, and each form's intermediate
-    columns (``_j`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``, ``_s_mg`` for
-    the string form), computed only for records of that form."""
+    """bronze + ``_body`` (text after the prefix), log_format, ``_n`` (the string form's JVM
+    function's answer, ``STRING_FORM_SCHEMA``; null unless the session has the function and it
+    answered), and each form's intermediate columns (``_j`` for JSON; ``_s_head``, ``_s_rest``,
+    ``_s_tail``, ``_s_hg``, ``_s_mg`` for the string form), computed only for records of that
+    form that the expressions parse."""
     c, message = F.col, F.col("message")
     body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
     log_format = F.when(starts_after_spaces(c("_body"), "{"), F.lit(schema.FORMAT_JSON)).when(
@@ -178,11 +206,22 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     )
     staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)
     is_json = c("log_format") == schema.FORMAT_JSON
-    is_string = c("log_format") == schema.FORMAT_STRING
+    native = bronze.sparkSession.catalog.functionExists(STRING_FORM_FUNCTION)
+    answer = F.call_udf(STRING_FORM_FUNCTION, c("_body")) if native else F.lit(None)
+    staged = staged.withColumn(
+        "_n", F.when(c("log_format") == schema.FORMAT_STRING, answer).cast(STRING_FORM_SCHEMA)
+    )
+    is_string = _string_by_expressions()
     for stage in [*split_string_form(c("_body")), string_groups(c("_s_head"), c("_s_tail"))]:
         staged = staged.withColumns({name: F.when(is_string, col) for name, col in stage.items()})
     # After the string form's stages, so that they do not copy the typed JSON of every record.
     return staged.withColumn("_j", F.when(is_json, parsed_json(c("_body"))))
+
+
+def _string_by_expressions() -> Column:
+    """A string-form record that the string form's JVM function did not answer for (all of
+    them when no session function is registered): the expressions parse it."""
+    return (F.col("log_format") == schema.FORMAT_STRING) & ~_answered()
 
 
 def parse_request_events(bronze: DataFrame) -> DataFrame:
@@ -202,7 +241,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     """
     c = F.col
     is_json = c("log_format") == schema.FORMAT_JSON
-    is_string = c("log_format") == schema.FORMAT_STRING
+    is_string = _string_by_expressions()
     json = json_fields(c("_j"))
     text = string_fields(c("_s_hg"), c("_s_mg"), c("_s_rest"))
     fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))

@@ -1,0 +1,152 @@
+"""The request-log parse's JVM functions, built with the JDK and added to a session (issue 15).
+
+``transforms/silver/request_log/native/*.java`` is compiled with the JDK's ``javac`` against
+PySpark's jars, once per digest of the sources and of those jars, into the user's cache
+(``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a session (``ADD JAR``: the
+driver and every executor, local or on a cluster) and registers its functions. Without
+``javac`` (a JRE; the JDK from PyPI is one), when the compile fails, or with
+``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is registered and the parse uses its Spark
+expressions alone: the tables are the same either way, only slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+import pyspark
+from pyspark.sql import SparkSession
+
+from jobs.java import cache_folder
+from transforms.silver.request_log.native import (
+    SOURCES,
+    STRING_FORM_CLASS,
+    STRING_FORM_FUNCTION,
+    STRING_FORM_SCHEMA,
+)
+
+log = logging.getLogger(__name__)
+
+NATIVE_ENV = "KAFKA_AUDIT_NATIVE_PARSE"
+"""``off`` (or ``0``, ``false``, ``no``): never build or register the functions."""
+_COMPILE_TIMEOUT_S = 120
+
+
+def _javac() -> Path | None:
+    """``javac`` of ``$JAVA_HOME`` (the JDK the session runs on), else the first on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "javac").is_file():
+        return Path(home) / "bin" / "javac"
+    found = shutil.which("javac")
+    return Path(found) if found else None
+
+
+def _spark_jars() -> Path:
+    return Path(pyspark.__file__).resolve().parent / "jars"
+
+
+def java_sources() -> dict[str, bytes]:
+    """The Java sources of ``SOURCES`` by file name: read as package resources, so that a
+    wheel or a ``--py-files`` zip (spark-submit) has them as a checkout does."""
+    return {
+        entry.name: entry.read_bytes()
+        for entry in sorted(SOURCES.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".java") and entry.is_file()
+    }
+
+
+def jar_key(sources: dict[str, bytes], jars: Path) -> str:
+    """Hex digest naming the jar of ``sources`` compiled against the jars in ``jars``."""
+    digest = hashlib.sha256()
+    for name, text in sorted(sources.items()):
+        digest.update(name.encode() + b"\0" + text)
+    for jar in sorted(p.name for p in jars.glob("*.jar")):
+        digest.update(jar.encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def built_jar(folder: Path | None = None) -> Path | None:
+    """The jar of the request-log parse's JVM functions, compiled now if not cached.
+
+    Returns:
+        Its path; None (and a log line saying why) when there is no ``javac``, the cache
+        folder cannot be written, or the sources do not compile.
+    """
+    sources = java_sources()
+    if not sources:
+        log.info(
+            "no Java sources in %s: the request log is parsed by Spark expressions alone", SOURCES
+        )
+        return None
+    jars = _spark_jars()
+    target = (folder or cache_folder("jvm")) / f"request-log-{jar_key(sources, jars)}.jar"
+    if target.is_file():
+        return target
+    javac = _javac()
+    if javac is None:
+        log.info("no javac (a JRE only): the request log is parsed by Spark expressions alone")
+        return None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.parent) as work:
+            classes = Path(work) / "classes"
+            paths = [Path(work) / name for name in sources]
+            for path in paths:
+                path.write_bytes(sources[path.name])
+            compile_command = [str(javac), "-nowarn", "-cp", str(jars / "*"), "-d", str(classes)]
+            subprocess.run(
+                [*compile_command, *map(str, paths)],
+                check=True,
+                capture_output=True,
+                timeout=_COMPILE_TIMEOUT_S,
+            )
+            staged = Path(work) / target.name
+            _jar(classes, staged)
+            staged.replace(target)  # another process may have built it meanwhile: the same
+    except (OSError, subprocess.SubprocessError) as error:
+        detail = getattr(error, "stderr", b"") or b""
+        log.warning(
+            "the request log's JVM functions did not build (%s%s): it is parsed by Spark "
+            "expressions alone",
+            error,
+            f": {detail.decode(errors='replace')[:500]}" if detail else "",
+        )
+        return None
+    log.info("built the request log's JVM functions: %s", target)
+    return target
+
+
+def _jar(classes: Path, out: Path) -> None:
+    """A jar (a zip of the class files) of ``classes``, made without the JDK's ``jar`` tool."""
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\n\r\n")
+        for path in sorted(classes.rglob("*.class")):
+            archive.write(path, path.relative_to(classes).as_posix())
+
+
+def install(spark: SparkSession, folder: Path | None = None) -> bool:
+    """Add the request-log parse's JVM functions to ``spark`` unless they are there already.
+
+    Args:
+        spark: the session.
+        folder: where the jar is cached (default: the user's cache, ``built_jar``).
+
+    Returns:
+        True when ``STRING_FORM_FUNCTION`` is registered in the session afterwards.
+    """
+    if os.environ.get(NATIVE_ENV, "").strip().lower() in {"off", "0", "false", "no"}:
+        return False
+    if spark.catalog.functionExists(STRING_FORM_FUNCTION):
+        return True
+    jar = built_jar(folder)
+    if jar is None:
+        return False
+    spark.sql(f"ADD JAR '{jar.as_posix()}'")
+    spark.udf.registerJavaFunction(STRING_FORM_FUNCTION, STRING_FORM_CLASS, STRING_FORM_SCHEMA)
+    return True

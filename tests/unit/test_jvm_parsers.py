@@ -1,0 +1,74 @@
+"""jobs.jvm_parsers: the jar built once per sources, cached; no javac, a failed compile or the
+setting off leave the parse to its expressions (tests/spark/test_request_native.py checks that
+both give the same rows)."""
+
+from __future__ import annotations
+
+import logging
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from jobs import jvm_parsers
+from transforms.silver.request_log.native import STRING_FORM_CLASS
+
+
+def test_built_once_then_taken_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jar = jvm_parsers.built_jar(tmp_path)
+    assert jar is not None and jar.parent == tmp_path
+    with zipfile.ZipFile(jar) as archive:
+        assert f"{STRING_FORM_CLASS.replace('.', '/')}.class" in archive.namelist()
+    monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)  # no compiler needed any more
+    assert jvm_parsers.built_jar(tmp_path) == jar
+    assert [p.name for p in tmp_path.iterdir()] == [jar.name]  # no work folder left
+
+
+def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
+    sources = jvm_parsers.java_sources()
+    assert "StringFormParse.java" in sources
+    jars = tmp_path / "jars"
+    jars.mkdir()
+    (jars / "spark-core.jar").write_bytes(b"")
+    key = jvm_parsers.jar_key(sources, jars)
+    name = next(iter(sources))
+    assert jvm_parsers.jar_key({**sources, name: sources[name] + b"\n"}, jars) != key
+    (jars / "spark-sql.jar").write_bytes(b"")
+    assert jvm_parsers.jar_key(sources, jars) != key
+
+
+def test_no_sources_no_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setattr(jvm_parsers, "SOURCES", tmp_path / "empty")
+    assert jvm_parsers.built_jar(tmp_path / "cache") is None
+
+
+def test_no_javac_no_jar(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)
+    with caplog.at_level(logging.INFO, logger="jobs.jvm_parsers"):
+        assert jvm_parsers.built_jar(tmp_path) is None
+    assert "no javac" in caplog.text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_compile_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "sources"
+    broken.mkdir()
+    (broken / "Broken.java").write_text("public class Broken { int x = ; }\n", encoding="utf-8")
+    monkeypatch.setattr(jvm_parsers, "SOURCES", broken)
+    with caplog.at_level(logging.WARNING, logger="jobs.jvm_parsers"):
+        assert jvm_parsers.built_jar(tmp_path / "cache") is None
+    assert "did not build" in caplog.text and "Broken.java" in caplog.text
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["off", "0", "false", "NO"])
+def test_the_setting_off_installs_nothing(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(jvm_parsers.NATIVE_ENV, value)
+    assert jvm_parsers.install(spark=None) is False  # type: ignore[arg-type]  # never touched
