@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 NATIVE_ENV = "KAFKA_AUDIT_NATIVE_PARSE"
 """``off`` (or ``0``, ``false``, ``no``): never build or register the functions."""
 _COMPILE_TIMEOUT_S = 120
+_RELEASE = 17
 
 
 def _javac() -> Path | None:
@@ -78,14 +79,21 @@ def built_jar(folder: Path | None = None) -> Path | None:
         Its path; None (and a log line saying why) when there is no ``javac``, the cache
         folder cannot be written, or the sources do not compile.
     """
-    sources = java_sources()
+    try:
+        sources = java_sources()
+        folder = folder or cache_folder("jvm")
+    except (OSError, RuntimeError) as error:  # RuntimeError: Path.home() without a home
+        log.info(
+            "no cache for the request log's JVM functions (%s): Spark expressions alone", error
+        )
+        return None
     if not sources:
         log.info(
             "no Java sources in %s: the request log is parsed by Spark expressions alone", SOURCES
         )
         return None
     jars = _spark_jars()
-    target = (folder or cache_folder("jvm")) / f"request-log-{jar_key(sources, jars)}.jar"
+    target = folder / f"request-log-{jar_key(sources, jars)}.jar"
     if target.is_file():
         return target
     javac = _javac()
@@ -99,7 +107,12 @@ def built_jar(folder: Path | None = None) -> Path | None:
             paths = [Path(work) / name for name in sources]
             for path in paths:
                 path.write_bytes(sources[path.name])
-            compile_command = [str(javac), "-nowarn", "-cp", str(jars / "*"), "-d", str(classes)]
+            # Class files for Java 17, the oldest Java Spark 4.2 runs on: a jar built by a newer
+            # javac (one found on PATH) still loads in any JVM the session may run on.
+            compile_command = [
+                *(str(javac), "--release", str(_RELEASE), "-encoding", "UTF-8", "-nowarn"),
+                *("-cp", str(jars / "*"), "-d", str(classes)),
+            ]
             subprocess.run(
                 [*compile_command, *map(str, paths)],
                 check=True,
@@ -147,6 +160,17 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
     jar = built_jar(folder)
     if jar is None:
         return False
-    spark.sql(f"ADD JAR '{jar.as_posix()}'")
-    spark.udf.registerJavaFunction(STRING_FORM_FUNCTION, STRING_FORM_CLASS, STRING_FORM_SCHEMA)
+    if "'" in jar.as_posix() or "\\" in jar.as_posix():
+        log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: not added", jar)
+        return False
+    try:
+        spark.sql(f"ADD JAR '{jar.as_posix()}'")
+        spark.udf.registerJavaFunction(STRING_FORM_FUNCTION, STRING_FORM_CLASS, STRING_FORM_SCHEMA)
+    except Exception as error:  # any failure leaves the expressions, as documented
+        log.warning(
+            "the request log's JVM functions were not added (%s): it is parsed by Spark "
+            "expressions alone",
+            str(error).splitlines()[0][:300] if str(error) else type(error).__name__,
+        )
+        return False
     return True

@@ -76,6 +76,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     assert jvm_functions.install()  # as build_session does for the CLI and spark-submit
     # As build_session does; the jar in a folder of the test session's, not the user's cache.
+    # Without a JDK it is not: the parse then uses its expressions alone (the native test skips).
     jvm_parsers.install(session, tmp_path_factory.mktemp("jvm-parsers"))
     yield session
     session.stop()

@@ -206,13 +206,33 @@ public final class StringFormParse implements UDF1<String, Row> {
   }
 
   /**
-   * struct_top_level_error_code: the response's depth-1 text (its outer braces and every
-   * nested {...} / [...] group removed, as the twelve regexp_replace passes remove them), then
-   * its first "error_code=" at the start or after a comma whose digits end the text or a comma.
+   * struct_top_level_error_code, step by step: in the text inside the outer braces, first the
+   * before-groups regex ^(?:[^{}\[\]]*?,)?error_code=(-?\d+)(?:,|$), whose greedy optional
+   * group tries every comma before the first bracket before the text's start; then the first
+   * "error_code=" at the start or after a comma of the depth-1 text (every nested {...} / [...]
+   * group removed, as the twelve regexp_replace passes remove them), its digits ending the text
+   * or followed by a comma.
    */
   private static Integer topLevel(String response) throws Refused {
     int length = response.length();
     require(length >= 2 && response.charAt(0) == '{' && response.charAt(length - 1) == '}');
+    String flat = response.substring(1, length - 1);
+    int firstBracket = flat.length();
+    for (int i = 0; i < flat.length(); i++) {
+      char ch = flat.charAt(i);
+      if (ch == '{' || ch == '[' || ch == '}' || ch == ']') {
+        firstBracket = i;
+        break;
+      }
+    }
+    for (int comma = flat.indexOf(',');
+        comma >= 0 && comma < firstBracket;
+        comma = flat.indexOf(',', comma + 1)) {
+      Integer code = codeAt(flat, comma + 1);
+      if (code != null) return code;
+    }
+    Integer atStart = codeAt(flat, 0);
+    if (atStart != null) return atStart;
     StringBuilder level = new StringBuilder(length);
     char[] open = new char[MAX_GROUP_DEPTH];
     int depth = 0;
@@ -232,13 +252,19 @@ public final class StringFormParse implements UDF1<String, Row> {
     String text = level.toString();
     for (int at = text.indexOf(ERROR_CODE); at >= 0; at = text.indexOf(ERROR_CODE, at + 1)) {
       if (at > 0 && text.charAt(at - 1) != ',') continue;
-      int digits = at + ERROR_CODE.length();
-      int end = integerEnd(text, digits);
-      if (end > digits && (end == text.length() || text.charAt(end) == ',')) {
-        return toInt(text.substring(digits, end));
-      }
+      Integer code = codeAt(text, at);
+      if (code != null) return code;
     }
     return null;
+  }
+
+  /** The code of "error_code=(-?\d+)(?:,|$)" matched at ``at`` of ``text``, else null. */
+  private static Integer codeAt(String text, int at) throws Refused {
+    if (!text.startsWith(ERROR_CODE, at)) return null;
+    int digits = at + ERROR_CODE.length();
+    int end = integerEnd(text, digits);
+    if (end == digits || (end < text.length() && text.charAt(end) != ',')) return null;
+    return toInt(text.substring(digits, end));
   }
 
   /** End of Java's -?\d+ from ``start`` (== start when it does not match there). */
