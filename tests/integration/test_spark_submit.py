@@ -234,7 +234,9 @@ def test_zip_holds_the_project_and_nothing_else(package: dict[str, Path]) -> Non
     names = _zip_names(package["zip"])
     # Only the three packages' sources (other files may appear in the checkout meanwhile).
     assert {n.split("/")[0] for n in names} == set(PACKAGES)
-    assert [n for n in names if not (n.endswith(".py") or n.endswith("/py.typed"))] == []
+    # Python sources, markers, and the request log's Java sources (compiled where the job runs).
+    assert [n for n in names if not n.endswith((".py", "/py.typed", ".java"))] == []
+    assert "transforms/silver/request_log/native/StringFormParse.java" in names
     assert [n for n in names if not (ROOT / n).is_file()] == []
     for package_name in PACKAGES:
         assert f"{package_name}/__init__.py" in names
