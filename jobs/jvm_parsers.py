@@ -24,12 +24,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from jobs.java import cache_folder
-from transforms.silver.request_log.native import (
-    SOURCES,
-    STRING_FORM_CLASS,
-    STRING_FORM_FUNCTION,
-    STRING_FORM_SCHEMA,
-)
+from transforms.silver.request_log.native import FUNCTIONS, SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +146,11 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
         folder: where the jar is cached (default: the user's cache, ``built_jar``).
 
     Returns:
-        True when ``STRING_FORM_FUNCTION`` is registered in the session afterwards.
+        True when every function of ``FUNCTIONS`` is registered in the session afterwards.
     """
     if os.environ.get(NATIVE_ENV, "").strip().lower() in {"off", "0", "false", "no"}:
         return False
-    if spark.catalog.functionExists(STRING_FORM_FUNCTION):
+    if all(spark.catalog.functionExists(name) for name, _, _ in FUNCTIONS):
         return True
     jar = built_jar(folder)
     if jar is None:
@@ -165,7 +160,8 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
         return False
     try:
         spark.sql(f"ADD JAR '{jar.as_posix()}'")
-        spark.udf.registerJavaFunction(STRING_FORM_FUNCTION, STRING_FORM_CLASS, STRING_FORM_SCHEMA)
+        for name, java_class, result in FUNCTIONS:
+            spark.udf.registerJavaFunction(name, java_class, result)
     except Exception as error:  # any failure leaves the expressions, as documented
         log.warning(
             "the request log's JVM functions were not added (%s): it is parsed by Spark "

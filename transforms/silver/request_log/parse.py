@@ -4,10 +4,11 @@ Formats (docs/kafka-log-formats.md sections 2, 6, 7; ``RequestChannel.updateRequ
 * 2.8+ JSON (KIP-673), ``transforms.silver.request_log.json_form``; 4.x connection ids add a
   processor id
   (``ServerConnectionId``, KAFKA-17776).
-* 1.0-2.7 string, ``transforms.silver.request_log.string_form``; where the session has the
-  JVM function ``transforms.silver.request_log.native.STRING_FORM_FUNCTION`` (``jobs.jvm_parsers``)
-  it parses each string-form record in one scan, and the expressions parse only the records it
-  does not answer for (issue 15). The rows are the same either way.
+* 1.0-2.7 string, ``transforms.silver.request_log.string_form``.
+Where the session has the JVM functions of ``transforms.silver.request_log.native``
+(``jobs.jvm_parsers``), ``STRING_FORM_FUNCTION`` parses each string-form record in one scan and
+``JSON_FORM_FUNCTION`` each JSON record in one Jackson pass; the expressions parse only the
+records they do not answer for (issue 15). The rows are the same either way.
 * Delegation-token APIs 38-41 and ENVELOPE 58 bodies, ``transforms.silver.request_log.tokens``.
 Error codes are named with ``transforms.kafka_errors``. Secrets arrive redacted by bronze.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from schemas import request_events as schema
 from transforms.columns import group_at, groups, rest_of, starts_after_spaces
@@ -31,7 +33,12 @@ from transforms.silver.request_log.json_form import (
     parsed_json,
     raw_top_level,
 )
-from transforms.silver.request_log.native import STRING_FORM_FUNCTION, STRING_FORM_SCHEMA
+from transforms.silver.request_log.native import (
+    JSON_FORM_FUNCTION,
+    JSON_FORM_SCHEMA,
+    STRING_FORM_FUNCTION,
+    STRING_FORM_SCHEMA,
+)
 from transforms.silver.request_log.string_form import (
     split_string_form,
     string_checks,
@@ -118,42 +125,53 @@ def item_error_codes(found: Column, top_level: Column) -> Column:
 def _combined(
     is_json: Column, is_string: Column, json: dict[str, Column], text: dict[str, Column]
 ) -> dict[str, Column]:
-    """Each silver column from the form the record has: the JVM function's answer for a
-    string-form record it answered for (``_n``, ``_native_fields``), else the expressions'."""
-    native = _native_fields()
+    """Each silver column from the form the record has: a JVM function's answer for a record
+    it answered for (``_n``, ``_nj``; ``_native_fields``), else the expressions'."""
+    string_native, json_native = _native_fields()
     names = dict.fromkeys([*json, *text])
     none = F.lit(None)
     return {
-        name: F.when(_answered(), native.get(name, none))
+        name: F.when(_answered_string(), string_native.get(name, none))
+        .when(_answered_json(), json_native.get(name, none))
         .when(is_json, json.get(name, none))
         .when(is_string, text.get(name, none))
         for name in names
     }
 
 
-def _answered() -> Column:
+def _answered_string() -> Column:
     """True where the string form's JVM function answered (``_n`` not null)."""
     return F.col("_n").isNotNull()
 
 
-def _native_fields() -> dict[str, Column]:
-    """The silver columns the string form's JVM function fills, from its struct ``_n``."""
-    n = F.col("_n")
-    fields = {f.name: n[f.name] for f in STRING_FORM_SCHEMA.fields}
-    del fields["error_code"], fields["found_error_codes"]
-    return fields | {"is_forwarded": F.lit(False), "api_key": api_key_of(n["api_key_name"])}
+def _answered_json() -> Column:
+    """True where the JSON form's JVM function answered (``_nj`` not null)."""
+    return F.col("_nj").isNotNull()
+
+
+def _native_fields() -> tuple[dict[str, Column], dict[str, Column]]:
+    """The silver columns the JVM functions fill: the string form's from its struct ``_n``,
+    the JSON form's from ``_nj`` (error codes apart, ``_error_columns``)."""
+    n, nj = F.col("_n"), F.col("_nj")
+    codes = ("error_code", "found_error_codes")
+    string = {f.name: n[f.name] for f in STRING_FORM_SCHEMA.fields if f.name not in codes}
+    json = {f.name: nj[f.name] for f in JSON_FORM_SCHEMA.fields if f.name not in codes}
+    string |= {"is_forwarded": F.lit(False), "api_key": api_key_of(n["api_key_name"])}
+    return string, json
 
 
 def _error_columns(is_json: Column) -> dict[str, Column]:
     """error_code (top level) and ``_found`` (every error code in the response)."""
     c = F.col
     top = (
-        F.when(_answered(), c("_n.error_code"))
+        F.when(_answered_string(), c("_n.error_code"))
+        .when(_answered_json(), c("_nj.error_code"))
         .when(is_json, F.get_json_object(c("response_json"), "$.errorCode").try_cast("int"))
         .otherwise(struct_top_level_error_code(c("response_text")))
     )
     found = (
-        F.when(_answered(), c("_n.found_error_codes"))
+        F.when(_answered_string(), c("_n.found_error_codes"))
+        .when(_answered_json(), c("_nj.found_error_codes"))
         .when(is_json, found_error_codes(c("response_json"), _JSON_ERROR_CODE_RE))
         .otherwise(found_error_codes(c("response_text"), _STRUCT_ERROR_CODE_RE))
     )
@@ -194,34 +212,48 @@ def _checks(is_json: Column, is_string: Column) -> list[Check]:
 
 
 def _split_forms(bronze: DataFrame) -> DataFrame:
-    """bronze + ``_body`` (text after the prefix), log_format, ``_n`` (the string form's JVM
-    function's answer, ``STRING_FORM_SCHEMA``; null unless the session has the function and it
-    answered), and each form's intermediate columns (``_j`` for JSON; ``_s_head``, ``_s_rest``,
-    ``_s_tail``, ``_s_hg``, ``_s_mg`` for the string form), computed only for records of that
-    form that the expressions parse."""
+    """bronze + ``_body`` (text after the prefix), log_format, ``_n`` and ``_nj`` (the string
+    and JSON forms' JVM functions' answers, ``STRING_FORM_SCHEMA`` and ``JSON_FORM_SCHEMA``;
+    null unless the session has the function and it answered), and each form's intermediate
+    columns (``_j`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``, ``_s_mg`` for
+    the string form), computed only for records of that form that the expressions parse."""
     c, message = F.col, F.col("message")
     body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
     log_format = F.when(starts_after_spaces(c("_body"), "{"), F.lit(schema.FORMAT_JSON)).when(
         c("_body").startswith("RequestHeader("), F.lit(schema.FORMAT_STRING)
     )
     staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)
-    is_json = c("log_format") == schema.FORMAT_JSON
-    native = bronze.sparkSession.catalog.functionExists(STRING_FORM_FUNCTION)
-    answer = F.call_udf(STRING_FORM_FUNCTION, c("_body")) if native else F.lit(None)
     staged = staged.withColumn(
-        "_n", F.when(c("log_format") == schema.FORMAT_STRING, answer).cast(STRING_FORM_SCHEMA)
+        "_n", _native_answer(bronze, STRING_FORM_FUNCTION, STRING_FORM_SCHEMA, schema.FORMAT_STRING)
     )
     is_string = _string_by_expressions()
     for stage in [*split_string_form(c("_body")), string_groups(c("_s_head"), c("_s_tail"))]:
         staged = staged.withColumns({name: F.when(is_string, col) for name, col in stage.items()})
-    # After the string form's stages, so that they do not copy the typed JSON of every record.
-    return staged.withColumn("_j", F.when(is_json, parsed_json(c("_body"))))
+    # After the string form's stages, so that they do not copy the JSON of every record.
+    staged = staged.withColumn(
+        "_nj", _native_answer(bronze, JSON_FORM_FUNCTION, JSON_FORM_SCHEMA, schema.FORMAT_JSON)
+    )
+    return staged.withColumn("_j", F.when(_json_by_expressions(), parsed_json(c("_body"))))
+
+
+def _native_answer(bronze: DataFrame, function: str, result: StructType, log_format: str) -> Column:
+    """``function`` of ``_body`` for the records of ``log_format`` (null for the others, and
+    for all when the session has no such function), as ``result``."""
+    found = bronze.sparkSession.catalog.functionExists(function)
+    answer = F.call_udf(function, F.col("_body")) if found else F.lit(None)
+    return F.when(F.col("log_format") == log_format, answer).cast(result)
 
 
 def _string_by_expressions() -> Column:
     """A string-form record that the string form's JVM function did not answer for (all of
     them when no session function is registered): the expressions parse it."""
-    return (F.col("log_format") == schema.FORMAT_STRING) & ~_answered()
+    return (F.col("log_format") == schema.FORMAT_STRING) & ~_answered_string()
+
+
+def _json_by_expressions() -> Column:
+    """A JSON record that the JSON form's JVM function did not answer for (all of them when no
+    session function is registered): the expressions parse and check it."""
+    return (F.col("log_format") == schema.FORMAT_JSON) & ~_answered_json()
 
 
 def parse_request_events(bronze: DataFrame) -> DataFrame:
@@ -241,7 +273,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     """
     c = F.col
     is_json = c("log_format") == schema.FORMAT_JSON
-    is_string = _string_by_expressions()
+    is_string, json_expressions = _string_by_expressions(), _json_by_expressions()
     json = json_fields(c("_j"))
     text = string_fields(c("_s_hg"), c("_s_mg"), c("_s_rest"))
     fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
@@ -268,7 +300,8 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     )
     # A well-formed JSON record (nearly all) skips the checks and the raw reads they need; only
     # records that go through them keep the body and typed JSON, most of a row, from here on.
-    passes = json_passes(is_json, c("_body"), c("_j")) & c("local_ip").isNotNull()
+    passes = _answered_json() | json_passes(json_expressions, c("_body"), c("_j"))
+    passes &= c("local_ip").isNotNull()
     derived = fields.withColumns(
         {
             "error_code_name": error_code_name(c("error_code")),
@@ -285,11 +318,11 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
             **{name: F.when(~c("_passes"), c(name)) for name in ("_j", "_body")},
         }
     )
-    slow = is_json & ~c("_passes")
+    slow = json_expressions & ~c("_passes")
     checked = derived.withColumn("_jm", F.when(slow, raw_top_level(c("_body"))))
     checked = checked.withColumn("_hm", header_map(c("_jm")))
     failed = checked.withColumn(
-        "_failure", first_failure(_checks(is_json, is_string), c("_passes"))
+        "_failure", first_failure(_checks(json_expressions, is_string), c("_passes"))
     )
     silver = [n for n in schema.REQUEST_EVENTS.fieldNames() if n not in bronze.columns]
     reasons = ("_failure.reason_code", "_failure.reason_detail")
