@@ -1,10 +1,12 @@
-"""The string form's JVM function (``jobs.jvm_parsers``) gives the expression parse's rows.
+"""The request log's JVM functions (``jobs.jvm_parsers``) give the expression parse's rows.
 
-Every string-form record is parsed twice by ``parse_request_events``: with the session function
-registered (the records it answers for take its values, the rest the expressions') and without
-it (the expressions alone). The whole outputs, every column of every row, must be equal: on
-real lines, on the shapes the unit tests use, and on those lines damaged at random (seeded):
-text inserted, deleted and repeated, numbers replaced by edge values.
+Every record, of both forms, is parsed twice by ``parse_request_events``: with the session
+functions registered (the records they answer for take their values, the rest the
+expressions') and without them (the expressions alone). The whole outputs, every column of
+every row, must be equal: on real lines, on the shapes the unit tests use, and on those lines
+damaged at random (seeded): text inserted, deleted and repeated, numbers replaced by edge
+values; for the JSON form also keys repeated or differing in case, other value types, escapes,
+whitespace and bytes after the object.
 """
 
 from __future__ import annotations
@@ -20,8 +22,19 @@ from pyspark.sql import functions as F
 from jobs import jvm_parsers
 from schemas.raw_lines import FAMILY_REQUEST
 from tests.support.bronze_rows import Record, bronze_df
-from tests.support.request_lines import REQUEST_LOGGER
-from transforms.silver.request_log.native import STRING_FORM_FUNCTION
+from tests.support.request_lines import (
+    FP_A,
+    REQUEST_LOGGER,
+    header,
+    json_message,
+    placeholder,
+    pretty_printed_record,
+)
+from transforms.silver.request_log.native import (
+    FUNCTIONS,
+    JSON_FORM_FUNCTION,
+    STRING_FORM_FUNCTION,
+)
 from transforms.silver.request_log.parse import parse_request_events
 
 #: Kafka: The Definitive Guide, 2nd ed., ch. 11 (a 2.7 broker's DEBUG line).
@@ -95,30 +108,135 @@ def damaged(message: str, rnd: random.Random) -> str:
     return prefix + text
 
 
+_CONNECTION = "10.1.2.3:9093-10.9.8.7:51234-4"
+_SAMPLES = Path(__file__).resolve().parents[2] / "samples"
+_CREATE_TOKEN = json_message(
+    header(38, 3, 5, "CREATE_DELEGATION_TOKEN"),
+    {
+        "ownerPrincipalType": "User",
+        "ownerPrincipalName": "bob",
+        "renewers": [],
+        "maxLifetimeMs": -1,
+    },
+    {
+        "errorCode": 0,
+        "principalType": "User",
+        "principalName": "bob",
+        "issueTimestampMs": 1700000000000,
+        "expiryTimestampMs": 1700086400000,
+        "maxTimestampMs": 1700604800000,
+        "tokenId": "tok-1",
+        "hmac": placeholder(FP_A),
+        "throttleTimeMs": 0,
+    },
+    _CONNECTION,
+)
+JSON_SHAPES = [
+    # The sample's one-line record (an ENVELOPE), its logger left out.
+    *[
+        found.group(1)
+        for line in (_SAMPLES / "request-log.log").read_text(encoding="utf-8").splitlines()
+        if (found := re.match(r"^\[[^]]+\] DEBUG (Completed request:\{.*\}) \(kafka", line))
+    ],
+    pretty_printed_record(_SAMPLES / "request-log.log").message or "",
+    _CREATE_TOKEN,
+    # Nested error codes, the top-level one last; a 4.x connection id; no client information.
+    json_message(
+        header(3, 12, 7, "METADATA", client="c\u00e9-é"),
+        {"topics": None, "allowAutoTopicCreation": True},
+        {
+            "throttleTimeMs": 0,
+            "topics": [{"errorCode": 3, "name": "t", "partitions": [{"errorCode": 9}]}],
+            "errorCode": 41,
+        },
+        "[::1]:9092-[::1]:4000-2-17",
+        times=(1.0e-4, 0.5, 0.25, 0.0, 3, 0.125, 1.0),
+        extra={"clientInformation": None, "temporaryMemoryBytes": 1024},
+    ),
+    # A forwarded request, a deprecated version, an empty response and a conversion time.
+    json_message(
+        header(0, 3, 9, "PRODUCE", client=None) | {"requestApiVersionDeprecated": True},
+        {"acks": -1, "timeoutMs": 30000},
+        "",
+        _CONNECTION,
+        forwarded=True,
+        extra={"messageConversionsTime": 2.5, "unknownKey": [1, {"a": None}]},
+    ),
+    # A connection id that does not parse; an error code beyond an int.
+    json_message(
+        header(17, 1, 2, "SASL_HANDSHAKE"),
+        {"mechanism": "PLAIN"},
+        {"errorCode": 0, "mechanisms": ["PLAIN"], "x": {"errorCode": 99999999999}},
+        "not-a-connection",
+    ),
+]
+_JSON_INSERTS = [
+    ",", "{", "}", "[", "]", '"', ":", " ", "\t", "\\", "\\u00e9", "\u00e9", "\\/", "null",
+    "true", "1.0", "1e3", "-0", '"errorCode":5,', ',"errorCode":7', '"x":1,', "'", "NaN",
+    ',"principal":"User:x"', ',"Principal":"User:y"', ',"_corrupt_record":"a"',
+    ',"clientInformation":null', ',"temporaryMemoryBytes":5', "\ud83d\ude00", "\ud83d",
+    '"requestHeader":{}', '{"errorCode":7}', "[1,2]", " }", " x",
+]  # fmt: skip
+#: Ends after the object: spaces pass, anything else is bytes after the object (quarantined),
+#: though Spark's from_json reads the object before them.
+_JSON_TAILS = [" ", "  ", " }", "x", "\t", " {}", "\n", ' {"a":1}']
+_JSON_NUMBERS = [
+    "", "-", "2147483648", "9223372036854775808", "-0", "0.5", "1.0E-4", "1e400", "01", '"5"',
+    "null", "true", "1.50", "NaN",
+]  # fmt: skip
+
+
+def damaged_json(message: str, rnd: random.Random) -> str:
+    """A JSON ``message`` with one to three random edits, its ``Completed request:`` kept."""
+    prefix, text = message[:18], message[18:]
+    for _ in range(rnd.choice([1, 1, 2, 3])):
+        at, choice = rnd.randrange(len(text) + 1), rnd.random()
+        if choice < 0.4:
+            text = text[:at] + rnd.choice(_JSON_INSERTS) + text[at:]
+        elif choice < 0.6:
+            text = text[:at] + text[at + rnd.choice([1, 2, 5, 20]) :]
+        elif choice < 0.7:
+            text = text[:at] + text[at : at + rnd.randrange(1, 40)] + text[at:]
+        elif choice < 0.8:
+            text = text.rstrip() + rnd.choice(_JSON_TAILS)
+        else:
+            numbers = [m.span() for m in re.finditer(r"-?\d+(\.\d+)?([eE]-?\d+)?", text)]
+            if numbers:
+                start, end = rnd.choice(numbers)
+                text = text[:start] + rnd.choice(_JSON_NUMBERS) + text[end:]
+    return prefix + text
+
+
 def messages() -> list[str]:
     rnd = random.Random(15)
-    return [*SHAPES, *[damaged(shape, rnd) for shape in SHAPES for _ in range(150)]]
+    string = [*SHAPES, *[damaged(shape, rnd) for shape in SHAPES for _ in range(150)]]
+    json = [*JSON_SHAPES, *[damaged_json(shape, rnd) for shape in JSON_SHAPES for _ in range(120)]]
+    return string + json
 
 
-def test_the_jvm_function_changes_no_row(spark: SparkSession, tmp_path: Path) -> None:
-    if not spark.catalog.functionExists(STRING_FORM_FUNCTION):
+def _answered(bronze: DataFrame, function: str) -> int:
+    body = F.expr("substring(message, 19)")
+    return bronze.where(F.call_udf(function, body).isNotNull()).count()
+
+
+def test_the_jvm_functions_change_no_row(spark: SparkSession, tmp_path: Path) -> None:
+    if not all(spark.catalog.functionExists(name) for name, _, _ in FUNCTIONS):
         pytest.skip("no JDK's javac here: the request log is parsed by its expressions alone")
     bronze = bronze_df(
         spark, [Record("DEBUG", REQUEST_LOGGER, m) for m in messages()], FAMILY_REQUEST
-    )
+    ).localCheckpoint()
     native = parse_request_events(bronze).localCheckpoint()
-    answered = (
-        bronze.select(F.call_udf(STRING_FORM_FUNCTION, F.expr("substring(message, 19)")).alias("n"))
-        .where("n IS NOT NULL")
-        .count()
-    )
-    spark.sql(f"DROP TEMPORARY FUNCTION {STRING_FORM_FUNCTION}")
+    answered = {name: _answered(bronze, name) for name, _, _ in FUNCTIONS}
+    for name, _, _ in FUNCTIONS:
+        spark.sql(f"DROP TEMPORARY FUNCTION {name}")
     try:
         expressions = parse_request_events(bronze).localCheckpoint()
     finally:
         assert jvm_parsers.install(spark, tmp_path)  # not the user's cache
-    # The function answered for the undamaged shapes and for some damaged records, not all.
-    assert len(SHAPES) < answered < len(messages())
+    # Each function answered for its undamaged shapes and for some damaged records, not all.
+    string_count = len(SHAPES) * 151
+    assert len(SHAPES) < answered[STRING_FORM_FUNCTION] < string_count
+    assert len(JSON_SHAPES) < answered[JSON_FORM_FUNCTION] < len(messages()) - string_count
     assert_same_rows(native, expressions)
 
 
