@@ -6,17 +6,23 @@ PySpark's jars, once per digest of the sources and of those jars, into the user'
 driver and every executor, local or on a cluster) and registers its functions. Without
 ``javac`` (a JRE; the JDK from PyPI is one), when the compile fails, or with
 ``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is registered and the parse uses its Spark
-expressions alone: the tables are the same either way, only slower.
+expressions alone: the tables are the same either way, only slower. A compile that fails or
+hangs is remembered beside the jar (``request-log-<digest>.failed``, its error inside): later
+sessions skip it until the sources, Spark's jars or that file change. Each use refreshes the
+jar's modification time; jars and failures unused for ``PRUNE_AFTER_DAYS`` are removed when a
+new jar is built.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -32,6 +38,9 @@ NATIVE_ENV = "KAFKA_AUDIT_NATIVE_PARSE"
 """``off`` (or ``0``, ``false``, ``no``): never build or register the functions."""
 _COMPILE_TIMEOUT_S = 120
 _RELEASE = 17
+PRUNE_AFTER_DAYS = 30
+"""Cached jars and failure notes of other sources (or Spark installs) older than this are
+removed when a jar is built."""
 
 
 def _javac() -> Path | None:
@@ -72,7 +81,8 @@ def built_jar(folder: Path | None = None) -> Path | None:
 
     Returns:
         Its path; None (and a log line saying why) when there is no ``javac``, the cache
-        folder cannot be written, or the sources do not compile.
+        folder cannot be written, or the sources do not compile (now, or in an earlier
+        session: its ``.failed`` note).
     """
     try:
         sources = java_sources()
@@ -89,12 +99,27 @@ def built_jar(folder: Path | None = None) -> Path | None:
         return None
     jars = _spark_jars()
     target = folder / f"request-log-{jar_key(sources, jars)}.jar"
+    failed = target.with_suffix(".failed")
     if target.is_file():
+        _touch(target)
         return target
+    if failed.is_file():
+        log.info(
+            "the request log's JVM functions failed to build before (%s; delete it to try "
+            "again): it is parsed by Spark expressions alone",
+            failed,
+        )
+        return None
     javac = _javac()
     if javac is None:
         log.info("no javac (a JRE only): the request log is parsed by Spark expressions alone")
         return None
+    return _compiled(javac, sources, jars, target)
+
+
+def _compiled(javac: Path, sources: dict[str, bytes], jars: Path, target: Path) -> Path | None:
+    """``sources`` compiled by ``javac`` into the jar ``target``; None (a warning; a compile
+    error or a hang noted in ``target``'s ``.failed`` file) when that fails."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as work:
@@ -119,15 +144,42 @@ def built_jar(folder: Path | None = None) -> Path | None:
             staged.replace(target)  # another process may have built it meanwhile: the same
     except (OSError, subprocess.SubprocessError) as error:
         detail = getattr(error, "stderr", b"") or b""
+        reason = f"{error}{': ' + detail.decode(errors='replace')[:500] if detail else ''}"
         log.warning(
-            "the request log's JVM functions did not build (%s%s): it is parsed by Spark "
+            "the request log's JVM functions did not build (%s): it is parsed by Spark "
             "expressions alone",
-            error,
-            f": {detail.decode(errors='replace')[:500]}" if detail else "",
+            reason,
         )
+        if isinstance(error, subprocess.SubprocessError):  # not a full disk or the like
+            _note_failure(target.with_suffix(".failed"), reason)
         return None
     log.info("built the request log's JVM functions: %s", target)
+    _prune(target)
     return target
+
+
+def _note_failure(note: Path, reason: str) -> None:
+    try:
+        note.write_text(reason + "\n", encoding="utf-8")
+    except OSError as error:
+        log.info("could not note the failed build in %s: %s", note, error)
+
+
+def _touch(path: Path) -> None:
+    """Mark ``path`` as used now (``_prune`` keeps what other installs still use)."""
+    with contextlib.suppress(OSError):  # a read-only cache: the jar is still usable
+        os.utime(path)
+
+
+def _prune(kept: Path) -> None:
+    """Remove the cache's other jars and failure notes unused for ``PRUNE_AFTER_DAYS``."""
+    oldest = time.time() - PRUNE_AFTER_DAYS * 86_400
+    for path in [*kept.parent.glob("request-log-*.jar"), *kept.parent.glob("request-log-*.failed")]:
+        try:
+            if path != kept and path.stat().st_mtime < oldest:
+                path.unlink()
+        except OSError:
+            continue  # removed meanwhile by another process, or not ours to remove
 
 
 def _jar(classes: Path, out: Path) -> None:

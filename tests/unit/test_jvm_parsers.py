@@ -5,13 +5,15 @@ both give the same rows)."""
 from __future__ import annotations
 
 import logging
+import os
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from jobs import jvm_parsers
-from transforms.silver.request_log.native import STRING_FORM_CLASS
+from transforms.silver.request_log.native import FUNCTIONS
 
 
 def test_built_once_then_taken_from_the_cache(
@@ -20,7 +22,8 @@ def test_built_once_then_taken_from_the_cache(
     jar = jvm_parsers.built_jar(tmp_path)
     assert jar is not None and jar.parent == tmp_path
     with zipfile.ZipFile(jar) as archive:
-        assert f"{STRING_FORM_CLASS.replace('.', '/')}.class" in archive.namelist()
+        for _, java_class, _ in FUNCTIONS:
+            assert f"{java_class.replace('.', '/')}.class" in archive.namelist()
     monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)  # no compiler needed any more
     assert jvm_parsers.built_jar(tmp_path) == jar
     assert [p.name for p in tmp_path.iterdir()] == [jar.name]  # no work folder left
@@ -28,7 +31,7 @@ def test_built_once_then_taken_from_the_cache(
 
 def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
     sources = jvm_parsers.java_sources()
-    assert "StringFormParse.java" in sources
+    assert {"StringFormParse.java", "JsonFormParse.java"} <= set(sources)
     jars = tmp_path / "jars"
     jars.mkdir()
     (jars / "spark-core.jar").write_bytes(b"")
@@ -65,7 +68,31 @@ def test_a_failed_compile_is_a_warning(
     with caplog.at_level(logging.WARNING, logger="jobs.jvm_parsers"):
         assert jvm_parsers.built_jar(tmp_path / "cache") is None
     assert "did not build" in caplog.text and "Broken.java" in caplog.text
-    assert list((tmp_path / "cache").iterdir()) == []
+    # Noted beside where the jar would be, so that later sessions do not compile it again.
+    [note] = list((tmp_path / "cache").iterdir())
+    assert note.suffix == ".failed" and "Broken.java" in note.read_text(encoding="utf-8")
+    monkeypatch.setattr(jvm_parsers, "_javac", lambda: pytest.fail("compiled again"))
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="jobs.jvm_parsers"):
+        assert jvm_parsers.built_jar(tmp_path / "cache") is None
+    assert "failed to build before" in caplog.text and note.name in caplog.text
+
+
+def test_a_build_removes_only_long_unused_jars(tmp_path: Path) -> None:
+    old_jar, old_note, recent = (
+        tmp_path / name
+        for name in ("request-log-0.jar", "request-log-1.failed", "request-log-2.jar")
+    )
+    for path in (old_jar, old_note, recent, tmp_path / "other.jar"):
+        path.write_bytes(b"")
+    days_ago = time.time() - (jvm_parsers.PRUNE_AFTER_DAYS + 1) * 86_400
+    for path in (old_jar, old_note, tmp_path / "other.jar"):
+        os.utime(path, (days_ago, days_ago))
+    jar = jvm_parsers.built_jar(tmp_path)
+    assert jar is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [jar.name, recent.name, "other.jar"]
+    )
 
 
 @pytest.mark.parametrize("value", ["off", "0", "false", "NO"])
