@@ -48,13 +48,28 @@ rm -f "$dist/$name"-*.whl "$dist/$name.zip" "$dist/$name-env.tar.gz" "$dist/subm
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 
-# A clean copy of what the wheel is built from: the packages' .py, py.typed and .java files
-# (the request log's JVM functions, compiled where the job runs: jobs.jvm_parsers).
+# A clean copy of what the wheel is built from: the packages' .py files and the package data
+# pyproject.toml lists (py.typed, the request log's Java sources, compiled where the job runs
+# by jobs.jvm_parsers, the log4j2 settings, the JIT directives, the report's templates).
 cp pyproject.toml README.md "$stage"/
 for package in "${packages[@]}"; do
-  find "$package" -type f \( -name '*.py' -o -name 'py.typed' -o -name '*.java' \) -not -path '*/__pycache__/*' \
-    -exec cp --parents {} "$stage"/ \;
+  find "$package" -type f -name '*.py' -not -path '*/__pycache__/*' -exec cp --parents {} "$stage"/ \;
 done
+"$python_bin" - "$stage" "${packages[@]}" <<'EOF'
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+stage, packages = Path(sys.argv[1]), sys.argv[2:]
+data = tomllib.load(open("pyproject.toml", "rb"))["tool"]["setuptools"]["package-data"]
+for package in packages:
+    for pattern in data.get(package, []):
+        for path in sorted(Path(package).glob(pattern)):
+            if path.is_file():
+                (stage / path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, stage / path)
+EOF
 
 echo "package: wheel $name-$version"
 "$python_bin" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$dist" "$stage"

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import tomllib
 import zipfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -234,9 +235,22 @@ def test_zip_holds_the_project_and_nothing_else(package: dict[str, Path]) -> Non
     names = _zip_names(package["zip"])
     # Only the three packages' sources (other files may appear in the checkout meanwhile).
     assert {n.split("/")[0] for n in names} == set(PACKAGES)
-    # Python sources, markers, and the request log's Java sources (compiled where the job runs).
-    assert [n for n in names if not n.endswith((".py", "/py.typed", ".java"))] == []
-    assert "transforms/silver/request_log/native/StringFormParse.java" in names
+    # Python sources and the package data pyproject.toml lists: markers, the request log's
+    # Java sources (compiled where the job runs), log4j2 settings, JIT directives, templates.
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["package-data"]
+    listed = {
+        path.relative_to(ROOT).as_posix()
+        for package, patterns in data.items()
+        for pattern in patterns
+        for path in (ROOT / package).glob(pattern)
+    }
+    assert {"jobs/templates/report.html.j2", "jobs/spark-log4j2.properties"} <= listed
+    assert [n for n in names if not n.endswith(".py") and n not in listed] == []
+    assert listed <= set(names)
+    for java in ("StringFormParse.java", "JsonFormParse.java"):
+        assert f"transforms/silver/request_log/native/{java}" in names
     assert [n for n in names if not (ROOT / n).is_file()] == []
     for package_name in PACKAGES:
         assert f"{package_name}/__init__.py" in names
