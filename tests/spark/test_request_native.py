@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -88,24 +90,43 @@ _INSERTS = [
 _NUMBERS = ["", "-", "2147483648", "-0", "0.5", "1.0E-4", "12", "x1", "1,2", "1e3", "NaN"]
 
 
-def damaged(message: str, rnd: random.Random) -> str:
-    """``message`` with one to three random edits (text inserted, deleted or repeated, a number
-    replaced), its ``Completed request:RequestHeader(`` start kept."""
-    prefix, text = message[:32], message[32:]
-    for _ in range(rnd.choice([1, 1, 2, 3])):
-        at, choice = rnd.randrange(len(text) + 1), rnd.random()
-        if choice < 0.35:
-            text = text[:at] + rnd.choice(_INSERTS) + text[at:]
-        elif choice < 0.6:
-            text = text[:at] + text[at + rnd.choice([1, 2, 5, 20]) :]
-        elif choice < 0.8:
-            text = text[:at] + text[at : at + rnd.randrange(1, 40)] + text[at:]
-        else:
-            numbers = [m.span() for m in re.finditer(r"-?\d+(\.\d+)?(E-?\d+)?", text)]
-            if numbers:
-                start, end = rnd.choice(numbers)
-                text = text[:start] + rnd.choice(_NUMBERS) + text[end:]
-    return prefix + text
+@dataclass(frozen=True)
+class Damage:
+    """How a form's records are damaged: the start kept, what is inserted, what replaces a
+    number, what ends a record; ``bounds``, the cumulative chances of an insert, a deletion, a
+    repeat and a new end (the rest: a number replaced)."""
+
+    keep: int
+    inserts: Sequence[str]
+    numbers: Sequence[str]
+    number_re: str
+    bounds: tuple[float, float, float, float]
+    tails: Sequence[str] = ()
+
+    def __call__(self, message: str, rnd: random.Random) -> str:
+        """``message`` with one to three random edits, its first ``keep`` characters kept."""
+        prefix, text = message[: self.keep], message[self.keep :]
+        insert, delete, repeat, tail = self.bounds
+        for _ in range(rnd.choice([1, 1, 2, 3])):
+            at, choice = rnd.randrange(len(text) + 1), rnd.random()
+            if choice < insert:
+                text = text[:at] + rnd.choice(self.inserts) + text[at:]
+            elif choice < delete:
+                text = text[:at] + text[at + rnd.choice([1, 2, 5, 20]) :]
+            elif choice < repeat:
+                text = text[:at] + text[at : at + rnd.randrange(1, 40)] + text[at:]
+            elif choice < tail:
+                text = text.rstrip() + rnd.choice(self.tails)
+            else:
+                numbers = [m.span() for m in re.finditer(self.number_re, text)]
+                if numbers:
+                    start, end = rnd.choice(numbers)
+                    text = text[:start] + rnd.choice(self.numbers) + text[end:]
+        return prefix + text
+
+
+#: The string form's records: ``Completed request:RequestHeader(`` kept.
+damaged = Damage(32, _INSERTS, _NUMBERS, r"-?\d+(\.\d+)?(E-?\d+)?", (0.35, 0.6, 0.8, 0.8))
 
 
 _CONNECTION = "10.1.2.3:9093-10.9.8.7:51234-4"
@@ -186,25 +207,15 @@ _JSON_NUMBERS = [
 ]  # fmt: skip
 
 
-def damaged_json(message: str, rnd: random.Random) -> str:
-    """A JSON ``message`` with one to three random edits, its ``Completed request:`` kept."""
-    prefix, text = message[:18], message[18:]
-    for _ in range(rnd.choice([1, 1, 2, 3])):
-        at, choice = rnd.randrange(len(text) + 1), rnd.random()
-        if choice < 0.4:
-            text = text[:at] + rnd.choice(_JSON_INSERTS) + text[at:]
-        elif choice < 0.6:
-            text = text[:at] + text[at + rnd.choice([1, 2, 5, 20]) :]
-        elif choice < 0.7:
-            text = text[:at] + text[at : at + rnd.randrange(1, 40)] + text[at:]
-        elif choice < 0.8:
-            text = text.rstrip() + rnd.choice(_JSON_TAILS)
-        else:
-            numbers = [m.span() for m in re.finditer(r"-?\d+(\.\d+)?([eE]-?\d+)?", text)]
-            if numbers:
-                start, end = rnd.choice(numbers)
-                text = text[:start] + rnd.choice(_JSON_NUMBERS) + text[end:]
-    return prefix + text
+#: The JSON form's records: ``Completed request:`` kept.
+damaged_json = Damage(
+    18,
+    _JSON_INSERTS,
+    _JSON_NUMBERS,
+    r"-?\d+(\.\d+)?([eE]-?\d+)?",
+    (0.4, 0.6, 0.7, 0.8),
+    _JSON_TAILS,
+)
 
 
 def messages() -> list[str]:

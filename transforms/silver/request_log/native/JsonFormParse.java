@@ -30,6 +30,8 @@
  */
 package kafkaaudit.requestlog;
 
+import static kafkaaudit.requestlog.Refused.require;
+
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonFactoryBuilder;
@@ -98,16 +100,6 @@ public final class JsonFormParse implements UDF1<String, Row> {
           StreamReadConstraints.builder().maxNestingDepth(64).maxNumberLength(100).build())
       .build();
 
-  /** Thrown inside the parse: the record is left to the expression parse. */
-  private static final class Refused extends Exception {
-    private static final long serialVersionUID = 1L;
-    static final Refused INSTANCE = new Refused();
-
-    private Refused() {
-      super(null, null, false, false);
-    }
-  }
-
   @Override
   public Row call(String body) {
     if (body == null) return null;
@@ -121,23 +113,14 @@ public final class JsonFormParse implements UDF1<String, Row> {
   private static Row parse(String body) throws Refused, IOException {
     Object[] out = new Object[FIELDS.length];
     String[] bodies = new String[2];
-    int seen = 0;
+    int seen;
     try (JsonParser p = FACTORY.createParser(body)) {
       require(p.nextToken() == JsonToken.START_OBJECT);
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String name = p.currentName();
-        p.nextToken();
-        int key = indexOf(ROOT, name);
-        if (key < 0) {
-          requireNoTwin(ROOT, name);
-          p.skipChildren();
-          continue;
-        }
-        require(key != CORRUPT && (seen & (1 << key)) == 0);
-        seen |= 1 << key;
+      seen = walk(p, ROOT, key -> {
+        require(key != CORRUPT);
         rootValue(p, body, key, out, bodies);
-      }
-      // The loop ends on the root's END_OBJECT (Jackson fails on anything else): then spaces.
+      });
+      // The walk ends on the root's END_OBJECT (Jackson fails on anything else): then spaces.
       int end = (int) p.currentLocation().getCharOffset();
       for (int i = end; i < body.length(); i++) require(body.charAt(i) == ' ');
     }
@@ -165,7 +148,8 @@ public final class JsonFormParse implements UDF1<String, Row> {
       case REQUEST -> bodies[0] = string(p, body);
       case RESPONSE -> {
         bodies[1] = string(p, body);
-        require(bodies[1] == null || bodies[1].isEmpty() || p.currentToken() == JsonToken.END_OBJECT);
+        boolean object = p.currentToken() == JsonToken.END_OBJECT;
+        require(bodies[1] == null || bodies[1].isEmpty() || object);
         errorCodes(bodies[1], out);
       }
       default -> out[ROOT_FIELD[key]] = typed(p, body, FIELDS[ROOT_FIELD[key]][1]);
@@ -174,21 +158,10 @@ public final class JsonFormParse implements UDF1<String, Row> {
 
   private static void header(JsonParser p, String body, Object[] out) throws Refused, IOException {
     require(p.currentToken() == JsonToken.START_OBJECT);
-    int seen = 0;
-    while (p.nextToken() == JsonToken.FIELD_NAME) {
-      String name = p.currentName();
-      p.nextToken();
-      int key = indexOf(HEADER_KEYS, name);
-      if (key < 0) {
-        requireNoTwin(HEADER_KEYS, name);
-        p.skipChildren();
-        continue;
-      }
-      require((seen & (1 << key)) == 0);
-      seen |= 1 << key;
+    walk(p, HEADER_KEYS, key -> {
       int field = HEADER_FIELD[key];
       out[field] = typed(p, body, FIELDS[field][1]);
-    }
+    });
     for (int field : HEADER_REQUIRED_FIELDS) require(out[field] != null);
   }
 
@@ -196,20 +169,36 @@ public final class JsonFormParse implements UDF1<String, Row> {
       throws Refused, IOException {
     if (p.currentToken() == JsonToken.VALUE_NULL) return;
     require(p.currentToken() == JsonToken.START_OBJECT);
+    walk(p, CLIENT_KEYS, key -> out[CLIENT_FIELD[key]] = string(p, body));
+  }
+
+  /** Reads one key's value (the parser at it), by its index in the walked object's keys. */
+  private interface KeyReader {
+    void read(int key) throws Refused, IOException;
+  }
+
+  /**
+   * The fields of the object at the parser (its START_OBJECT read), to its END_OBJECT: each of
+   * ``keys`` read once by ``reader`` (given twice: refused), any other key skipped unless it is
+   * one of them but for case (refused). Returns the keys seen, bit i for keys[i].
+   */
+  private static int walk(JsonParser p, String[] keys, KeyReader reader)
+      throws Refused, IOException {
     int seen = 0;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String name = p.currentName();
       p.nextToken();
-      int key = indexOf(CLIENT_KEYS, name);
+      int key = indexOf(keys, name);
       if (key < 0) {
-        requireNoTwin(CLIENT_KEYS, name);
+        requireNoTwin(keys, name);
         p.skipChildren();
         continue;
       }
       require((seen & (1 << key)) == 0);
       seen |= 1 << key;
-      out[CLIENT_FIELD[key]] = string(p, body);
+      reader.read(key);
     }
+    return seen;
   }
 
   /** The value at the parser as Spark's converter for ``type`` reads it; JSON null is null. */
@@ -339,9 +328,5 @@ public final class JsonFormParse implements UDF1<String, Row> {
   /** Java regex \s without UNICODE_CHARACTER_CLASS: [ \t\n\x0B\f\r]. */
   private static boolean isRegexSpace(char ch) {
     return ch == ' ' || ch == '\t' || ch == '\n' || ch == 0x0B || ch == '\f' || ch == '\r';
-  }
-
-  private static void require(boolean condition) throws Refused {
-    if (!condition) throw Refused.INSTANCE;
   }
 }

@@ -30,6 +30,8 @@
  */
 package kafkaaudit.requestlog;
 
+import static kafkaaudit.requestlog.Refused.require;
+
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Row;
@@ -66,16 +68,6 @@ public final class StringFormParse implements UDF1<String, Row> {
   private static final String CONVERSIONS = ",messageConversionsTime:";
   private static final String ERROR_CODE = "error_code=";
   private static final int MAX_GROUP_DEPTH = 12;
-
-  /** Thrown inside a scan: the record is left to the expression parse. */
-  private static final class Refused extends Exception {
-    private static final long serialVersionUID = 1L;
-    static final Refused INSTANCE = new Refused();
-
-    private Refused() {
-      super(null, null, false, false);
-    }
-  }
 
   @Override
   public Row call(String body) {
@@ -321,9 +313,5 @@ public final class StringFormParse implements UDF1<String, Row> {
 
   private static boolean isLineTerminator(char ch) {
     return ch == '\n' || ch == '\r' || ch == '\u0085' || ch == '\u2028' || ch == '\u2029';
-  }
-
-  private static void require(boolean condition) throws Refused {
-    if (!condition) throw Refused.INSTANCE;
   }
 }
