@@ -244,6 +244,13 @@ def _native_answer(bronze: DataFrame, function: str, result: StructType, log_for
     return F.when(F.col("log_format") == log_format, answer).cast(result)
 
 
+def _passes_every_check(json_expressions: Column) -> Column:
+    """True for a JSON record no check can fail (the JSON form's JVM function answered, or
+    ``json_passes``) whose connection id parsed; false otherwise (never null)."""
+    passes = _answered_json() | json_passes(json_expressions, F.col("_body"), F.col("_j"))
+    return F.coalesce(passes & F.col("local_ip").isNotNull(), F.lit(False))
+
+
 def _string_by_expressions() -> Column:
     """A string-form record that the string form's JVM function did not answer for (all of
     them when no session function is registered): the expressions parse it."""
@@ -300,15 +307,13 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     )
     # A well-formed JSON record (nearly all) skips the checks and the raw reads they need; only
     # records that go through them keep the body and typed JSON, most of a row, from here on.
-    passes = _answered_json() | json_passes(json_expressions, c("_body"), c("_j"))
-    passes &= c("local_ip").isNotNull()
     derived = fields.withColumns(
         {
             "error_code_name": error_code_name(c("error_code")),
             "item_error_codes": item_error_codes(c("_found"), c("error_code")),
             **tokens,
             **envelope_columns(c("_env")),
-            "_passes": F.coalesce(passes, F.lit(False)),
+            "_passes": _passes_every_check(json_expressions),
         }
     )
     derived = derived.withColumns(
