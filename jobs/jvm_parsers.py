@@ -211,7 +211,11 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
         log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: not added", jar)
         return False
     try:
-        spark.sql(f"ADD JAR '{jar.as_posix()}'")
+        # Once per session: Spark refuses (with an error in its log) a jar of the same name
+        # from another folder, as when the functions are registered again after a drop.
+        added = [row[0] for row in spark.sql("LIST JARS").collect()]
+        if not any(path.rsplit("/", 1)[-1] == jar.name for path in added):
+            spark.sql(f"ADD JAR '{jar.as_posix()}'")
         for name, java_class, result in FUNCTIONS:
             spark.udf.registerJavaFunction(name, java_class, result)
     except Exception as error:  # any failure leaves the expressions, as documented
