@@ -1,16 +1,19 @@
-"""The request-log parse's JVM functions, built with the JDK and added to a session (issue 15).
+"""The project's JVM functions, built with the JDK and added to a session (issue 15): the
+request-log parse's, and bronze's secret-key pre-test and fingerprint.
 
-``transforms/silver/request_log/native/*.java`` is compiled with the JDK's ``javac`` against
-PySpark's jars, once per digest of the sources and of those jars, into the user's cache
-(``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a session (``ADD JAR``: the
-driver and every executor, local or on a cluster) and registers its functions. Without
-``javac`` (a JRE; the JDK from PyPI is one), when the compile fails, or with
-``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is registered and the parse uses its Spark
-expressions alone: the tables are the same either way, only slower. A compile that fails or
-hangs is remembered beside the jar (``request-log-<digest>.failed``, its error inside): later
-sessions skip it until the sources, Spark's jars or that file change. Each use refreshes the
-jar's modification time; jars and failures unused for ``PRUNE_AFTER_DAYS`` are removed when a
-new jar is built.
+``transforms/silver/request_log/native/*.java`` and ``transforms/bronze/native/*.java`` are
+compiled with the JDK's ``javac`` against PySpark's jars, once per digest of the sources and of
+those jars, into one jar in the user's cache (``jobs.java.cache_folder("jvm")``); ``install``
+adds the jar to a session (``ADD JAR``: the driver and every executor, local or on a cluster)
+and registers ``FUNCTIONS`` by name (the fingerprint is made per key,
+``transforms.bronze.native``). Without ``javac`` (a JRE; the JDK from PyPI is one), when the
+compile fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is added: Spark expressions
+parse the request log and pre-test for secrets, and a pandas UDF fingerprints them; the tables
+are the same either way, only slower. A compile that fails or hangs is remembered beside the
+jar (``jvm-functions-<digest>.failed``, its error inside): later sessions skip it until the
+sources, Spark's jars or that file change. Each use refreshes the jar's modification time;
+jars and failures unused for ``PRUNE_AFTER_DAYS`` (and those of the earlier name,
+``request-log-*``) are removed when a new jar is built.
 """
 
 from __future__ import annotations
@@ -24,18 +27,28 @@ import subprocess
 import tempfile
 import time
 import zipfile
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import pyspark
 from pyspark.sql import SparkSession
 
 from jobs.java import cache_folder
-from transforms.silver.request_log.native import FUNCTIONS, SOURCES
+from transforms.bronze import native as bronze_native
+from transforms.silver.request_log import native as request_log_native
 
 log = logging.getLogger(__name__)
 
 NATIVE_ENV = "KAFKA_AUDIT_NATIVE_PARSE"
-"""``off`` (or ``0``, ``false``, ``no``): never build or register the functions."""
+"""``off`` (or ``0``, ``false``, ``no``): never build or add the functions."""
+#: The folders of the Java sources (package resources), compiled together into one jar.
+SOURCES: tuple[Traversable, ...] = (request_log_native.SOURCES, bronze_native.SOURCES)
+#: (function name, class, result type) of the functions ``install`` registers by name.
+FUNCTIONS = (*request_log_native.FUNCTIONS, *bronze_native.FUNCTIONS)
+JAR_PREFIX = "jvm-functions-"
+#: The jars' name before the fingerprint joined them; pruned as the others.
+_OLD_PREFIX = "request-log-"
+_FALLBACK = "Spark expressions parse the request log, a Python UDF fingerprints secrets"
 _COMPILE_TIMEOUT_S = 120
 _RELEASE = 17
 PRUNE_AFTER_DAYS = 30
@@ -57,11 +70,13 @@ def _spark_jars() -> Path:
 
 
 def java_sources() -> dict[str, bytes]:
-    """The Java sources of ``SOURCES`` by file name: read as package resources, so that a
-    wheel or a ``--py-files`` zip (spark-submit) has them as a checkout does."""
+    """The Java sources of ``SOURCES`` by file name (unique across the folders): read as
+    package resources, so that a wheel or a ``--py-files`` zip (spark-submit) has them as a
+    checkout does."""
     return {
         entry.name: entry.read_bytes()
-        for entry in sorted(SOURCES.iterdir(), key=lambda e: e.name)
+        for folder in SOURCES
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
         if entry.name.endswith(".java") and entry.is_file()
     }
 
@@ -77,7 +92,7 @@ def jar_key(sources: dict[str, bytes], jars: Path) -> str:
 
 
 def built_jar(folder: Path | None = None) -> Path | None:
-    """The jar of the request-log parse's JVM functions, compiled now if not cached.
+    """The jar of the project's JVM functions, compiled now if not cached.
 
     Returns:
         Its path; None (and a log line saying why) when there is no ``javac``, the cache
@@ -88,31 +103,27 @@ def built_jar(folder: Path | None = None) -> Path | None:
         sources = java_sources()
         folder = folder or cache_folder("jvm")
     except (OSError, RuntimeError) as error:  # RuntimeError: Path.home() without a home
-        log.info(
-            "no cache for the request log's JVM functions (%s): Spark expressions alone", error
-        )
+        log.info("no cache for the JVM functions (%s): %s", error, _FALLBACK)
         return None
     if not sources:
-        log.info(
-            "no Java sources in %s: the request log is parsed by Spark expressions alone", SOURCES
-        )
+        log.info("no Java sources in %s: %s", ", ".join(map(str, SOURCES)), _FALLBACK)
         return None
     jars = _spark_jars()
-    target = folder / f"request-log-{jar_key(sources, jars)}.jar"
+    target = folder / f"{JAR_PREFIX}{jar_key(sources, jars)}.jar"
     failed = target.with_suffix(".failed")
     if target.is_file():
         _touch(target)
         return target
     if failed.is_file():
         log.info(
-            "the request log's JVM functions failed to build before (%s; delete it to try "
-            "again): it is parsed by Spark expressions alone",
+            "the JVM functions failed to build before (%s; delete it to try again): %s",
             failed,
+            _FALLBACK,
         )
         return None
     javac = _javac()
     if javac is None:
-        log.info("no javac (a JRE only): the request log is parsed by Spark expressions alone")
+        log.info("no javac (a JRE only): %s", _FALLBACK)
         return None
     return _compiled(javac, sources, jars, target)
 
@@ -145,15 +156,11 @@ def _compiled(javac: Path, sources: dict[str, bytes], jars: Path, target: Path) 
     except (OSError, subprocess.SubprocessError) as error:
         detail = getattr(error, "stderr", b"") or b""
         reason = f"{error}{': ' + detail.decode(errors='replace')[:500] if detail else ''}"
-        log.warning(
-            "the request log's JVM functions did not build (%s): it is parsed by Spark "
-            "expressions alone",
-            reason,
-        )
+        log.warning("the JVM functions did not build (%s): %s", reason, _FALLBACK)
         if isinstance(error, subprocess.SubprocessError):  # not a full disk or the like
             _note_failure(target.with_suffix(".failed"), reason)
         return None
-    log.info("built the request log's JVM functions: %s", target)
+    log.info("built the JVM functions: %s", target)
     _prune(target)
     return target
 
@@ -174,7 +181,12 @@ def _touch(path: Path) -> None:
 def _prune(kept: Path) -> None:
     """Remove the cache's other jars and failure notes unused for ``PRUNE_AFTER_DAYS``."""
     oldest = time.time() - PRUNE_AFTER_DAYS * 86_400
-    for path in [*kept.parent.glob("request-log-*.jar"), *kept.parent.glob("request-log-*.failed")]:
+    ours = [
+        f"{prefix}*{suffix}"
+        for prefix in (JAR_PREFIX, _OLD_PREFIX)
+        for suffix in (".jar", ".failed")
+    ]
+    for path in [found for pattern in ours for found in kept.parent.glob(pattern)]:
         try:
             if path != kept and path.stat().st_mtime < oldest:
                 path.unlink()
@@ -191,14 +203,16 @@ def _jar(classes: Path, out: Path) -> None:
 
 
 def install(spark: SparkSession, folder: Path | None = None) -> bool:
-    """Add the request-log parse's JVM functions to ``spark`` unless they are there already.
+    """Add the project's JVM functions to ``spark`` unless they are there already: the jar,
+    and ``FUNCTIONS`` registered by name.
 
     Args:
         spark: the session.
         folder: where the jar is cached (default: the user's cache, ``built_jar``).
 
     Returns:
-        True when every function of ``FUNCTIONS`` is registered in the session afterwards.
+        True when the jar is added and every function of ``FUNCTIONS`` registered in the
+        session afterwards.
     """
     if os.environ.get(NATIVE_ENV, "").strip().lower() in {"off", "0", "false", "no"}:
         return False
@@ -208,7 +222,7 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
     if jar is None:
         return False
     if "'" in jar.as_posix() or "\\" in jar.as_posix():
-        log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: not added", jar)
+        log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: %s", jar, _FALLBACK)
         return False
     try:
         # Once per session: Spark refuses (with an error in its log) a jar of the same name
@@ -220,9 +234,9 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
             spark.udf.registerJavaFunction(name, java_class, result)
     except Exception as error:  # any failure leaves the expressions, as documented
         log.warning(
-            "the request log's JVM functions were not added (%s): it is parsed by Spark "
-            "expressions alone",
+            "the JVM functions were not added (%s): %s",
             str(error).splitlines()[0][:300] if str(error) else type(error).__name__,
+            _FALLBACK,
         )
         return False
     return True

@@ -127,8 +127,9 @@ def build_session(
         log.info("%s", ensure_java())
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if master is not None and master.startswith("local"):
-        # Python workers (the fingerprint pandas UDFs) need this interpreter's packages; the
-        # default, ``python3`` from PATH, may lack pyarrow and pandas.
+        # Python workers (pandas UDFs: the fingerprint without the JVM functions, KIP-48's HMAC
+        # check) need this interpreter's packages; the default, ``python3`` from PATH, may lack
+        # pyarrow and pandas.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     defaults = dict(DEFAULT_CONF) if active is None else {}
     if master is None and active is None:

@@ -6,10 +6,12 @@ import hashlib
 import hmac
 from datetime import date, datetime
 
+import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
+from transforms.bronze import native, redaction
 from transforms.bronze.records import (
     fold_records,
     narrow_lines,
@@ -20,6 +22,7 @@ from transforms.bronze.records import (
     with_node_id,
 )
 from transforms.bronze.redaction import redact_with, with_secrets_fingerprinted
+from transforms.fingerprints import keyed_fingerprint
 
 HEADER = "[2026-11-20 10:00:0{}.000] ERROR boom {} (kafka.server.KafkaApis)"
 
@@ -192,7 +195,23 @@ def fp(value: str) -> str:
     return f"[REDACTED hmac-sha256:{digest}]"
 
 
-def test_secrets_become_keyed_fingerprints_in_every_rendering(spark: SparkSession) -> None:
+@pytest.fixture(params=["jvm", "python"])
+def fingerprinted_by(
+    request: pytest.FixtureRequest, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """Secrets fingerprinted by the JVM function (the session has the project's jar), or by
+    the pandas UDF (as a session without it: no JDK, a failed build, the setting off)."""
+    if request.param == "jvm":
+        if native.fingerprint_function(spark, KEY) is None:
+            pytest.skip("no JVM functions in this session (no JDK to build them)")
+    else:
+        monkeypatch.setattr(redaction, "fingerprint_function", lambda spark, key: None)
+    return str(request.param)
+
+
+def test_secrets_become_keyed_fingerprints_in_every_rendering(
+    spark: SparkSession, fingerprinted_by: str
+) -> None:
     token = (
         "lRd1Ylj4ZcEkmYyDxXF4bSPcdYd4J+vWgVj2gR9q1E2a0o7/ZgB3dJ5y7W7kE6yk0J0oFqK2e1aH3CvX6tJ2XA=="
     )
@@ -219,6 +238,59 @@ def test_secrets_become_keyed_fingerprints_in_every_rendering(spark: SparkSessio
     got = with_secrets_fingerprinted(df, ["text"], KEY)
     pairs = df.select(F.col("expected").alias("text"), "expected")
     assertDataFrameEqual(got, pairs, checkRowOrder=False)
+    # The JVM function needs no Python worker: no Python UDF in the plan.
+    python_udf = "ArrowEvalPython" in got._jdf.queryExecution().executedPlan().toString()
+    assert python_udf == (fingerprinted_by == "python")
+
+
+def test_the_jvm_fingerprint_is_the_python_one(spark: SparkSession) -> None:
+    """``Fingerprint.java`` against ``transforms.fingerprints.keyed_fingerprint`` (the JSON
+    quotes removed first, as ``redaction._fingerprint`` does), on values at the edges of the
+    quote rule and of UTF-8; the key is in no plan."""
+    function = native.fingerprint_function(spark, KEY)
+    if function is None:
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    values = [
+        '"Zm9v"', "Zm9v", "[1, -2, 3]", '"', '""', '"""', "", '"a', 'a"', ' "a" ', "é",
+        '"\u00e9\"x"', "日本語", "\U0001f600",
+        '"' + "\U0001f600" + '"', "x" * 5000,
+    ]  # fmt: skip
+    df = spark.createDataFrame([(values,), (None,), ([],)], "values array<string>")
+    got = df.select(F.transform("values", function).alias("fingerprints"))
+    expected = spark.createDataFrame(
+        [([keyed_fingerprint(KEY, v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v)
+           for v in values],), (None,), ([],)],
+        "fingerprints array<string>",
+    )  # fmt: skip
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    plan = got._jdf.queryExecution().toString()
+    assert "kafka_audit_fingerprint" in plan
+    assert KEY.hex() not in plan and "k" * 32 not in plan
+
+
+def test_the_jvm_secret_key_pretest_is_the_expressions(spark: SparkSession) -> None:
+    """``SecretKeyMention.java`` against ``lower()`` and the substring searches: every key in
+    other cases, at either end, cut short, and beside characters that lower to ASCII letters
+    (the Kelvin sign, a dotted capital I) or that match one only case-insensitively (a long s:
+    ``regionMatches`` would take it for an s)."""
+    if not spark.catalog.functionExists(native.SECRET_KEY_MENTION_FUNCTION):
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    texts = [
+        *redaction.SECRET_JSON_KEYS,
+        *(key.upper() for key in redaction.SECRET_JSON_KEYS),
+        *(key.swapcase() + "x" for key in redaction.SECRET_JSON_KEYS),
+        *("x" + key[:-1] for key in redaction.SECRET_JSON_KEYS),
+        '{"request":{"HmAc":"x"}}', "renew(hm", "passwor", "PASSWORD=", "authbyte",
+        "\u212a hmac", "\u0130 hmac", "pas\u017fword", "hm\u0430c", "hmac\u0000", "",
+        " ", "no secret here", "x" * 3000 + "Password", None,
+    ]  # fmt: skip
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    got = df.select("text", F.call_function(native.SECRET_KEY_MENTION_FUNCTION, "text").alias("m"))
+    expected = df.select(
+        "text", redaction.mentions_secret_key_by_expressions(F.col("text")).alias("m")
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    assert got.where("m").count() == 24  # the keys in three forms and six texts
 
 
 def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> None:

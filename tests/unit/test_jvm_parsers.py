@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from jobs import jvm_parsers
+from transforms.bronze.native import FINGERPRINT_CLASS
 from transforms.silver.request_log.native import FUNCTIONS
 
 
@@ -22,7 +23,7 @@ def test_built_once_then_taken_from_the_cache(
     jar = jvm_parsers.built_jar(tmp_path)
     assert jar is not None and jar.parent == tmp_path
     with zipfile.ZipFile(jar) as archive:
-        for _, java_class, _ in FUNCTIONS:
+        for java_class in [*(java_class for _, java_class, _ in FUNCTIONS), FINGERPRINT_CLASS]:
             assert f"{java_class.replace('.', '/')}.class" in archive.namelist()
     monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)  # no compiler needed any more
     assert jvm_parsers.built_jar(tmp_path) == jar
@@ -31,7 +32,7 @@ def test_built_once_then_taken_from_the_cache(
 
 def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
     sources = jvm_parsers.java_sources()
-    assert {"StringFormParse.java", "JsonFormParse.java"} <= set(sources)
+    assert {"StringFormParse.java", "JsonFormParse.java", "Fingerprint.java"} <= set(sources)
     jars = tmp_path / "jars"
     jars.mkdir()
     (jars / "spark-core.jar").write_bytes(b"")
@@ -44,7 +45,7 @@ def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
 
 def test_no_sources_no_jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "empty").mkdir()
-    monkeypatch.setattr(jvm_parsers, "SOURCES", tmp_path / "empty")
+    monkeypatch.setattr(jvm_parsers, "SOURCES", (tmp_path / "empty",))
     assert jvm_parsers.built_jar(tmp_path / "cache") is None
 
 
@@ -64,7 +65,7 @@ def test_a_failed_compile_is_a_warning(
     broken = tmp_path / "sources"
     broken.mkdir()
     (broken / "Broken.java").write_text("public class Broken { int x = ; }\n", encoding="utf-8")
-    monkeypatch.setattr(jvm_parsers, "SOURCES", broken)
+    monkeypatch.setattr(jvm_parsers, "SOURCES", (broken,))
     with caplog.at_level(logging.WARNING, logger="jobs.jvm_parsers"):
         assert jvm_parsers.built_jar(tmp_path / "cache") is None
     assert "did not build" in caplog.text and "Broken.java" in caplog.text
@@ -79,14 +80,18 @@ def test_a_failed_compile_is_a_warning(
 
 
 def test_a_build_removes_only_long_unused_jars(tmp_path: Path) -> None:
-    old_jar, old_note, recent = (
+    # The jars' name before the fingerprint joined them (request-log-) is pruned as well.
+    old_jar, old_note, older_name, recent = (
         tmp_path / name
-        for name in ("request-log-0.jar", "request-log-1.failed", "request-log-2.jar")
-    )
-    for path in (old_jar, old_note, recent, tmp_path / "other.jar"):
+        for name in (
+            "jvm-functions-0.jar", "jvm-functions-1.failed", "request-log-3.jar",
+            "jvm-functions-2.jar",
+        )
+    )  # fmt: skip
+    for path in (old_jar, old_note, older_name, recent, tmp_path / "other.jar"):
         path.write_bytes(b"")
     days_ago = time.time() - (jvm_parsers.PRUNE_AFTER_DAYS + 1) * 86_400
-    for path in (old_jar, old_note, tmp_path / "other.jar"):
+    for path in (old_jar, old_note, older_name, tmp_path / "other.jar"):
         os.utime(path, (days_ago, days_ago))
     jar = jvm_parsers.built_jar(tmp_path)
     assert jar is not None

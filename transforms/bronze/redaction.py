@@ -20,10 +20,11 @@ from collections.abc import Sequence
 from functools import reduce
 
 import pandas as pd
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import pandas_udf
 
+from transforms.bronze.native import SECRET_KEY_MENTION_FUNCTION, fingerprint_function
 from transforms.fingerprints import keyed_fingerprint
 
 #: JSON keys whose values are secrets or carry them (2.8+ request log).
@@ -89,21 +90,31 @@ def _fingerprint(key: bytes, value: str) -> str:
     return keyed_fingerprint(key, value)
 
 
-def fingerprints(values: Column, key: bytes) -> Column:
+def fingerprints(values: Column, key: bytes, spark: SparkSession | None = None) -> Column:
     """Keyed fingerprints of an array of secret values.
 
     Args:
         values: array<string> of secret values as logged (null array = nothing to do).
-        key: the lake's fingerprint key (``jobs.fingerprint_keys``); captured in the UDF's closure.
+        key: the lake's fingerprint key (``jobs.fingerprint_keys``); held by the function
+            object, never a literal of the plan.
+        spark: the session the column is for; the active one when None.
 
     Returns:
         array<string> Column, one 32-hex fingerprint per value; null for a null array.
 
-    Why a pandas UDF: Spark has no HMAC function. One could be composed from ``sha2`` over
-    ``key XOR ipad/opad`` literals, but that would put key material into the query plan, where
-    ``explain()``, the Spark UI and event logs show it. The UDF keeps the key in its closure and
-    is vectorised over Arrow batches; it only sees the extracted values, null for most rows.
+    Spark has no HMAC function. One could be composed from ``sha2`` over ``key XOR ipad/opad``
+    literals, but that would put key material into the query plan, where ``explain()``, the
+    Spark UI and event logs show it. So the key is held by a function object: the JVM function
+    ``transforms.bronze.native.fingerprint_function`` when the session has the project's jar
+    (``jobs.jvm_parsers``), called only for the values there are; else a pandas UDF that keeps
+    the key in its closure, vectorised over Arrow batches, which Spark evaluates on every row
+    in Python workers (issue 15: starting them alone cost a run on ``samples/`` seconds). Both
+    give the same fingerprints.
     """
+    session = spark or SparkSession.getActiveSession()
+    native = None if session is None else fingerprint_function(session, key)
+    if native is not None:
+        return F.transform(values, native)
 
     @pandas_udf("array<string>")  # type: ignore[call-overload, untyped-decorator]
     def _hmac_sha256(batch: pd.Series) -> pd.Series:
@@ -138,7 +149,21 @@ def mentions_secret_key(text: Column) -> Column:
     ``SECRET_JSON_KEYS`` spelled out, ASCII case-insensitively), so rows that fail it can skip
     the regexes: a substring search is several times cheaper than a case-insensitive
     alternation tried at every position of a long line. Null in, null out.
+
+    With the project's JVM functions in the active session (``jobs.jvm_parsers``), one scan of
+    the text (``transforms.bronze.native.SECRET_KEY_MENTION_FUNCTION``, the same answers);
+    otherwise ``lower()`` and five substring searches, whose ``lower()`` alone cost 4.4 s of
+    CPU per million lines (issue 15).
     """
+    session = SparkSession.getActiveSession()
+    if session is not None and session.catalog.functionExists(SECRET_KEY_MENTION_FUNCTION):
+        return F.call_function(SECRET_KEY_MENTION_FUNCTION, text)
+    return mentions_secret_key_by_expressions(text)
+
+
+def mentions_secret_key_by_expressions(text: Column) -> Column:
+    """``mentions_secret_key`` by Spark expressions alone: ``lower()`` and five substring
+    searches."""
     lowered = F.lower(text)
     # saslAuthBytes contains authBytes: one search covers both.
     needles = dict.fromkeys(k.lower() for k in SECRET_JSON_KEYS if k != "saslAuthBytes")
@@ -254,7 +279,10 @@ def with_secrets_fingerprinted(
         df.withColumn(flag, candidate_flag)
         .withColumns(only_candidates(split))
         .withColumn(values, F.when(candidate, secret_values(joined)))
-        .withColumn(fp_map, F.map_from_arrays(F.col(values), fingerprints(F.col(values), key)))
+        .withColumn(
+            fp_map,
+            F.map_from_arrays(F.col(values), fingerprints(F.col(values), key, df.sparkSession)),
+        )
         .withColumns(
             only_candidates(
                 {c: _replace_all(F.col(c), _JSON_SECRET, F.col(fp_map), True) for c in columns}
