@@ -250,8 +250,9 @@ def with_secrets_fingerprinted(
 
     The result equals ``redact_with`` applied to each column with ``secret_fingerprint_map``,
     but each step is its own projection over columns computed once: the candidate flag, the
-    secret values, then the UDF over them (one Arrow evaluation per row; null, and no work,
-    for rows that are not candidates), then the JSON pass, the ``key=value`` pass and the
+    secret values, then their fingerprints (``fingerprints``: the JVM function, called for each
+    value; or the pandas UDF, one Arrow evaluation per row, null and no work for rows that are
+    not candidates), then the JSON pass, the ``key=value`` pass and the
     safety net, each reading the previous one's column rather than re-deriving it. A secret
     value split across two lines (``redact_split_values``) loses the rest that starts the next
     line first.
