@@ -21,6 +21,14 @@ embedded Delta writer). The hand-written single-process Python comparison
 are checked against the lake's ``security_metrics``. Each lake is compared with its corpus's
 ground truth (``bench/truth_check.py``: security_metrics, findings, token lifecycles).
 Results: a markdown table on stdout and JSON in ``--work/results.json``.
+
+``--pairs N`` runs the bare read + parse and the pipeline in turn N times per size (each pipeline
+into a fresh lake) and reports each side's median and the median of the pairs' ratios, with
+their range: on a shared machine one run of either side moved by 1.4x within minutes (issue 15,
+fortieth part), so a ratio of single runs says more about the hour than about the code. The
+first pair runs in a JVM only the warm-up parse has warmed, as a single run does; later pairs
+in one the earlier pipelines warmed too (their pipeline is faster), and every pair is in the
+JSON.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ import logging
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -132,6 +141,14 @@ class SizeResult:
     peaks_mib: dict[str, float]
     tables: dict[str, int] = field(default_factory=dict)
     truth: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Every pair of runs, in turn: bare_s, bare_jvm_cpu_s, pipeline_s, pipeline_jvm_cpu_s.
+    pairs: list[dict[str, float]] = field(default_factory=list)
+
+    def ratios(self, cpu: bool = False) -> list[float]:
+        """pipeline / bare of each pair, wall time or JVM CPU (one pair: the figures' own)."""
+        a, b = ("pipeline_jvm_cpu_s", "bare_jvm_cpu_s") if cpu else ("pipeline_s", "bare_s")
+        pairs = self.pairs or [asdict(self)]
+        return [pair[a] / pair[b] for pair in pairs]
 
     def equals_truth(self) -> bool:
         """Tables were compared, and none has a row only in the truth or only in the lake."""
@@ -253,6 +270,12 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _ratio(ratios: list[float]) -> str:
+    """One ratio as ``x.x``; several as their median and range, ``x.x [x.x-x.x]``."""
+    middle = f"{statistics.median(ratios):.1f}"
+    return middle if len(ratios) == 1 else f"{middle} [{min(ratios):.1f}-{max(ratios):.1f}]"
+
+
 def table(results: list[SizeResult], hand: dict[str, Any] | None) -> str:
     rows = [
         "| lines | files | MB | generate s | bare read+parse s (JVM CPU) | pipeline s (JVM CPU) | "
@@ -265,7 +288,7 @@ def table(results: list[SizeResult], hand: dict[str, Any] | None) -> str:
             f"| {r.lines:,} | {r.files} | {r.bytes / 1e6:,.0f} | {r.generate_s:.0f} | "
             f"{r.bare_s:.1f} ({r.bare_jvm_cpu_s:.0f}) | "
             f"{r.pipeline_s:.0f} ({r.pipeline_jvm_cpu_s:.0f}) | {r.lines / r.pipeline_s:,.0f} | "
-            f"{r.pipeline_s / r.bare_s:.1f} ({r.pipeline_jvm_cpu_s / r.bare_jvm_cpu_s:.1f}) | "
+            f"{_ratio(r.ratios())} ({_ratio(r.ratios(cpu=True))}) | "
             f"{r.peaks_mib['driver_python']:.0f} | "
             f"{r.peaks_mib['jvm']:.0f} | {r.peaks_mib['python_workers']:.0f} | {r.engine} | "
             f"{'yes' if r.equals_truth() else 'NO'} |"
@@ -289,6 +312,40 @@ def table(results: list[SizeResult], hand: dict[str, Any] | None) -> str:
     return "\n".join(rows)
 
 
+def run_pairs(
+    spark: SparkSession,
+    sampler: MemorySampler,
+    *,
+    corpus: Path,
+    size: int,
+    args: argparse.Namespace,
+) -> tuple[list[dict[str, float]], dict[str, float], Any]:
+    """``args.pairs`` times in turn: the bare read + parse, then the pipeline into a fresh lake
+    (``--work/lake-<size>``, the last one kept). Returns each pair's figures, the peak memory
+    over the pipelines (MiB by process kind) and the last run's summary."""
+    pairs: list[dict[str, float]] = []
+    peaks_mib: dict[str, float] = {}
+    summary: Any = None
+    for index in range(args.pairs):
+        turn = f" ({index + 1}/{args.pairs})" if args.pairs > 1 else ""
+        print(f"{size:,}: bare read + parse{turn}", flush=True)
+        bare_s, bare_cpu_s = bare_read_parse(spark, log_files(corpus), args.work / f"bare-{size}")
+        print(f"{size:,}: pipeline{turn}", flush=True)
+        with sampler.measuring() as peaks:
+            pipeline_s, cpu_s, summary = run_pipeline(spark, corpus, args.work / f"lake-{size}")
+        for kind, value in asdict(peaks).items():
+            peaks_mib[kind] = max(peaks_mib.get(kind, 0.0), value / MIB)
+        pairs.append(
+            {
+                "bare_s": bare_s,
+                "bare_jvm_cpu_s": bare_cpu_s,
+                "pipeline_s": pipeline_s,
+                "pipeline_jvm_cpu_s": cpu_s,
+            }
+        )
+    return pairs, peaks_mib, summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
@@ -304,6 +361,13 @@ def main() -> None:
         "does (0: one file per stream)",
     )
     parser.add_argument("--generate-arg", action="append", default=[], help="passed through")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=1,
+        help="run the bare read + parse and the pipeline in turn N times per size and report "
+        "medians and the median of the pairs' ratios (default 1)",
+    )
     args = parser.parse_args()
     # The pipeline's stage lines (start, end, duration) show what dominates.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -332,26 +396,20 @@ def main() -> None:
     for size in args.sizes:
         corpus, generate_s = corpora[size]
         files = log_files(corpus)
-        print(f"{size:,}: bare read + parse", flush=True)
-        bare_s, bare_cpu_s = bare_read_parse(spark, files, args.work / f"bare-{size}")
-        print(f"{size:,}: pipeline", flush=True)
-        with sampler.measuring() as peaks:
-            pipeline_s, cpu_s, summary = run_pipeline(spark, corpus, args.work / f"lake-{size}")
+        pairs, peaks, summary = run_pairs(spark, sampler, corpus=corpus, size=size, args=args)
         result = SizeResult(
             lines_target=size,
             lines=count_lines(files),
             bytes=sum(p.stat().st_size for p in files),
             files=len(files),
             generate_s=generate_s,
-            bare_s=bare_s,
-            bare_jvm_cpu_s=bare_cpu_s,
-            pipeline_s=pipeline_s,
-            pipeline_jvm_cpu_s=cpu_s,
+            **{key: statistics.median(pair[key] for pair in pairs) for key in pairs[0]},
             engine=summary.engine,
             balanced=summary.balanced,
-            peaks_mib={k: v / MIB for k, v in asdict(peaks).items()},
+            peaks_mib=peaks,
             tables={t.table: t.rows_written or 0 for t in summary.tables},
             truth=truth_check(corpus, args.work / f"lake-{size}"),
+            pairs=pairs if len(pairs) > 1 else [],
         )
         results.append(result)
         print(json.dumps(asdict(result)), flush=True)
