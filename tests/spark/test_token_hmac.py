@@ -9,11 +9,18 @@ import hashlib
 import hmac
 import struct
 
+import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.testing import assertDataFrameEqual
 
-from transforms.gold.kip48_tokens.hmac import hmac_verified, with_hmac_verified
+from transforms.gold.kip48_tokens import hmac as token_hmac
+from transforms.gold.kip48_tokens.hmac import (
+    expected_fingerprints,
+    hmac_verified,
+    with_hmac_verified,
+)
+from transforms.gold.kip48_tokens.native import token_hmac_function
 
 SECRET = b"cluster-secret-\xc3\xa9"  # the UTF-8 bytes of 'cluster-secret-é'
 OTHER_SECRET = b"another-cluster"
@@ -40,7 +47,21 @@ def string_form(token_id: str) -> str:
     return fingerprint("[" + ", ".join(map(str, signed)) + "]")
 
 
-def test_hmac_verified_true_false_and_null(spark: SparkSession) -> None:
+@pytest.fixture(params=["jvm", "python"])
+def checked_by(
+    request: pytest.FixtureRequest, spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> str:
+    """HMACs checked by the JVM function (the session has the project's jar), or by the pandas
+    UDF (as a session without it: no JDK, a failed build, the setting off)."""
+    if request.param == "jvm":
+        if token_hmac_function(spark, SECRET, FP_KEY) is None:
+            pytest.skip("no JVM functions in this session (no JDK to build them)")
+    else:
+        monkeypatch.setattr(token_hmac, "token_hmac_function", lambda *_: None)
+    return str(request.param)
+
+
+def test_hmac_verified_true_false_and_null(spark: SparkSession, checked_by: str) -> None:
     rows = [
         (1, "tokA", json_form("tokA")),  # minted by this cluster
         (2, "MJ0AH_Ke-Q0uI9bkdWZkXA", string_form("MJ0AH_Ke-Q0uI9bkdWZkXA")),  # pre-2.8 form
@@ -57,9 +78,36 @@ def test_hmac_verified_true_false_and_null(spark: SparkSession) -> None:
         [(1, True), (2, True), (3, False), (4, False), (5, None), (6, None)], "n int, v boolean"
     )
     assertDataFrameEqual(actual, expected)
+    python_udf = "ArrowEvalPython" in actual._jdf.queryExecution().executedPlan().toString()
+    assert python_udf == (checked_by == "python")
 
 
-def test_with_hmac_verified_keeps_earlier_results_without_secret(spark: SparkSession) -> None:
+def test_the_jvm_hmac_check_is_the_python_one(spark: SparkSession) -> None:
+    """``TokenHmac.java`` against the standard library's HMAC-SHA512 and both printed forms, on
+    token ids at the edges of UTF-8 (empty, astral characters, long); neither the secret nor
+    the fingerprint key is in the plan."""
+    if token_hmac_function(spark, SECRET, FP_KEY) is None:
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    ids = ["tokA", "MJ0AH_Ke-Q0uI9bkdWZkXA", "", "é", "日本語", "\U0001f600", "x" * 5000]
+    df = spark.createDataFrame([(i,) for i in [*ids, None]], "token_id string")
+    got = df.select(
+        "token_id", expected_fingerprints(F.col("token_id"), SECRET, FP_KEY).alias("fp")
+    )
+    expected = spark.createDataFrame(
+        [(i, [json_form(i), string_form(i)]) for i in ids] + [(None, None)],
+        "token_id string, fp array<string>",
+    )
+    assertDataFrameEqual(got, expected)
+    plan = got._jdf.queryExecution().toString()
+    assert "kafka_audit_token_hmac_fingerprints" in plan and "ArrowEvalPython" not in plan
+    for secret in (SECRET, FP_KEY):
+        assert secret.hex() not in plan and str(list(secret)) not in plan
+    assert "cluster-secret" not in plan
+
+
+def test_with_hmac_verified_keeps_earlier_results_without_secret(
+    spark: SparkSession, checked_by: str
+) -> None:
     schema = "token_id string, hmac_fingerprint string, hmac_verified boolean"
     rows = [
         ("tokA", json_form("tokA"), None),

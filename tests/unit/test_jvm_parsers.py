@@ -14,6 +14,7 @@ import pytest
 
 from jobs import jvm_parsers
 from transforms.bronze.native import FINGERPRINT_CLASS
+from transforms.gold.kip48_tokens.native import TOKEN_HMAC_CLASS
 from transforms.silver.request_log.native import FUNCTIONS
 
 
@@ -23,7 +24,8 @@ def test_built_once_then_taken_from_the_cache(
     jar = jvm_parsers.built_jar(tmp_path)
     assert jar is not None and jar.parent == tmp_path
     with zipfile.ZipFile(jar) as archive:
-        for java_class in [*(java_class for _, java_class, _ in FUNCTIONS), FINGERPRINT_CLASS]:
+        keyed = [FINGERPRINT_CLASS, TOKEN_HMAC_CLASS]
+        for java_class in [*(java_class for _, java_class, _ in FUNCTIONS), *keyed]:
             assert f"{java_class.replace('.', '/')}.class" in archive.namelist()
     monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)  # no compiler needed any more
     assert jvm_parsers.built_jar(tmp_path) == jar
@@ -32,7 +34,12 @@ def test_built_once_then_taken_from_the_cache(
 
 def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
     sources = jvm_parsers.java_sources()
-    assert {"StringFormParse.java", "JsonFormParse.java", "Fingerprint.java"} <= set(sources)
+    assert {
+        "StringFormParse.java",
+        "JsonFormParse.java",
+        "Fingerprint.java",
+        "TokenHmac.java",
+    } <= set(sources)
     jars = tmp_path / "jars"
     jars.mkdir()
     (jars / "spark-core.jar").write_bytes(b"")

@@ -57,12 +57,20 @@ public final class Fingerprint implements UDF1<String, String> {
     }
     int n = value.length();
     boolean quoted = n >= 2 && value.charAt(0) == '"' && value.charAt(n - 1) == '"';
-    String logged = quoted ? value.substring(1, n - 1) : value;
+    return keyed(key, quoted ? value.substring(1, n - 1) : value);
+  }
+
+  /**
+   * The keyed fingerprint of {@code text} as it is (no quote removed): HMAC-SHA256 under {@code
+   * key} over its UTF-8 bytes, the first 32 lowercase hex characters ({@code
+   * transforms.fingerprints.keyed_fingerprint}). KIP-48's HMAC check compares with it.
+   */
+  public static String keyed(byte[] key, String text) throws GeneralSecurityException {
     // One Mac per call: secret values are rare, and the object is then never shared between
     // the threads that may evaluate one plan's function.
     Mac mac = Mac.getInstance(ALGORITHM);
     mac.init(new SecretKeySpec(key, ALGORITHM));
-    byte[] digest = mac.doFinal(logged.getBytes(StandardCharsets.UTF_8));
+    byte[] digest = mac.doFinal(text.getBytes(StandardCharsets.UTF_8));
     char[] hex = new char[HEX_CHARS];
     for (int i = 0; i < HEX_CHARS / 2; i++) {
       hex[2 * i] = HEX[(digest[i] >> 4) & 0xF];

@@ -17,11 +17,12 @@ import base64
 
 import pandas as pd
 from cryptography.hazmat.primitives import hashes, hmac
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.functions import pandas_udf
 
 from transforms.fingerprints import keyed_fingerprint
+from transforms.gold.kip48_tokens.native import token_hmac_function
 
 
 def _printed_forms(token_hmac: bytes) -> tuple[str, str]:
@@ -37,22 +38,33 @@ def _mac(key: bytes, algorithm: hashes.HashAlgorithm, data: bytes) -> bytes:
     return mac.finalize()
 
 
-def expected_fingerprints(token_id: Column, secret: bytes, fingerprint_key: bytes) -> Column:
+def expected_fingerprints(
+    token_id: Column, secret: bytes, fingerprint_key: bytes, spark: SparkSession | None = None
+) -> Column:
     """Fingerprints of the HMAC the secret gives ``token_id``, one per printed form.
 
     Args:
         token_id: string token id (null gives null).
         secret: the cluster's ``delegation.token.secret.key`` (or pre-4.0
-            ``delegation.token.master.key``) as bytes; captured in the UDF's closure only.
+            ``delegation.token.master.key``) as bytes; held by the function object only.
         fingerprint_key: the lake's fingerprint key (``jobs.fingerprint_keys``).
+        spark: the session the column is for; the active one when None.
 
     Returns:
         array<string> Column: [fingerprint of the base64 form, of the Arrays.toString form].
 
-    Why a pandas UDF: Spark has no HMAC function, and composing one from ``sha2`` would put
-    the secret into the query plan (visible in ``explain()``, the UI and event logs). The UDF
-    is vectorised over Arrow batches and runs only on token ids.
+    Spark has no HMAC function, and composing one from ``sha2`` would put the secret into the
+    query plan (visible in ``explain()``, the UI and event logs). So the secret is held by a
+    function object: the JVM function ``TokenHmac`` (``transforms.gold.kip48_tokens.native``)
+    when the session has the project's jar, else a pandas UDF with the secret in its closure
+    (vectorised over Arrow batches, in Python workers), with the same values.
     """
+    session = spark or SparkSession.getActiveSession()
+    native = None
+    if session is not None and secret and fingerprint_key:
+        native = token_hmac_function(session, secret, fingerprint_key)
+    if native is not None:
+        return native(token_id)
 
     def forms(value: str) -> list[str]:
         minted = _mac(secret, hashes.SHA512(), value.encode("utf-8"))

@@ -1,0 +1,55 @@
+"""Column functions whose keys a JVM object holds (issue 15): the project's JVM functions that
+take a secret (bronze's fingerprint key, KIP-48's token secret) cannot take it as a query
+literal, which ``explain()``, the Spark UI and event logs would show.
+
+Such a class has a static ``of(Column value, byte[]... keys)`` that builds a Spark UDF around
+an object holding the keys (Spark ships it with each task, as it ships a Python UDF's closure)
+and returns its column. ``keyed_jvm_function`` finds that method through the session's jar
+class loader (the jar ``jobs.jvm_parsers`` adds) and gives it as a Python column function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from py4j.protocol import Py4JError
+from pyspark.sql import Column, SparkSession
+
+#: The static method every keyed class has: ``of(Column, byte[], ...)``.
+METHOD = "of"
+
+
+def keyed_jvm_function(
+    spark: SparkSession, class_name: str, keys: Sequence[bytes]
+) -> Callable[[Column], Column] | None:
+    """``class_name.of(value, *keys)`` as a column function (``value``: any Column, a
+    higher-order function's lambda variable included); None when ``spark`` has not added the
+    jar that holds ``class_name`` (no JDK, a failed build, the setting off).
+
+    Raises nothing for a missing class; a JVM error while building a column (for instance an
+    empty key, which the classes refuse) propagates as py4j's error. The keys cross py4j once
+    per column built, as byte arrays, and are held by the JVM object only.
+    """
+    jvm = spark._jvm  # py4j, as PySpark's own column functions use it
+    gateway = spark.sparkContext._gateway
+    if jvm is None or gateway is None:
+        return None
+    loader = spark._jsparkSession.sharedState().jarClassLoader()
+    try:
+        found = jvm.java.lang.Class.forName(class_name, True, loader)
+    except Py4JError:  # ClassNotFoundException: the jar is not in this session
+        return None
+    types = gateway.new_array(jvm.java.lang.Class, 1 + len(keys))
+    types[0] = jvm.java.lang.Class.forName("org.apache.spark.sql.Column")
+    for index in range(len(keys)):
+        types[1 + index] = jvm.java.lang.Class.forName("[B")
+    method = found.getMethod(METHOD, types)
+
+    def function(value: Column) -> Column:
+        arguments = gateway.new_array(jvm.java.lang.Object, 1 + len(keys))
+        arguments[0] = value._jc
+        for index, key in enumerate(keys):
+            arguments[1 + index] = bytearray(key)
+        return Column(method.invoke(None, arguments))
+
+    return function
