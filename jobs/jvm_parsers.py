@@ -1,20 +1,20 @@
 """The project's JVM functions, built with the JDK and added to a session (issue 15): the
 request-log parse's, bronze's secret-key pre-test and fingerprint, and KIP-48's HMAC check.
 
-``transforms/silver/request_log/native/*.java``, ``transforms/bronze/native/*.java`` and
-``transforms/gold/kip48_tokens/native/*.java`` are compiled with the JDK's ``javac`` against
-PySpark's jars, once per digest of the sources and of those jars, into one jar in the user's
-cache (``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a session (``ADD JAR``:
-the driver and every executor, local or on a cluster) and registers ``FUNCTIONS`` by name (the
-fingerprint and the HMAC check are made per key, ``transforms.keyed_jvm_function``). Without
-``javac`` (a JRE; the JDK from PyPI is one), when the compile fails, or with
-``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is added: Spark expressions parse the request log and
-pre-test for secrets, and pandas UDFs fingerprint them and check token HMACs; the tables are
-the same either way, only slower. A compile that fails or hangs is remembered beside the jar
-(``jvm-functions-<digest>.failed``, its error inside): later sessions skip it until the
-sources, Spark's jars or that file change. Each use refreshes the jar's modification time; jars
-and failures unused for ``PRUNE_AFTER_DAYS`` (and those of the earlier name, ``request-log-*``)
-are removed when a new jar is built.
+``transforms/native/*.java`` (what the others share), ``transforms/silver/request_log/native``,
+``transforms/bronze/native`` and ``transforms/gold/kip48_tokens/native`` are compiled with the
+JDK's ``javac`` against PySpark's jars, once per digest of the sources and of those jars, into
+one jar in the user's cache (``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a
+session (``ADD JAR``: the driver and every executor, local or on a cluster) and registers
+``FUNCTIONS`` by name (the fingerprint and the HMAC check are made per key,
+``transforms.native.keyed_jvm_function``). Without ``javac`` (a JRE; the JDK from PyPI is
+one), when the compile fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is added: Spark
+expressions parse the request log and pre-test for secrets, and pandas UDFs fingerprint them and
+check token HMACs; the tables are the same either way, only slower. A compile that fails or
+hangs is remembered beside the jar (``jvm-functions-<digest>.failed``, its error inside): later
+sessions skip it until the sources, Spark's jars or that file change. Each use refreshes the
+jar's modification time; jars and failures unused for ``PRUNE_AFTER_DAYS`` (and those of the
+earlier name, ``request-log-*``) are removed when a new jar is built.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import pyspark
 from pyspark.sql import SparkSession
 
 from jobs.java import cache_folder
+from transforms import native as shared_native
 from transforms.bronze import native as bronze_native
 from transforms.gold.kip48_tokens import native as token_native
 from transforms.silver.request_log import native as request_log_native
@@ -45,6 +46,7 @@ NATIVE_ENV = "KAFKA_AUDIT_NATIVE_PARSE"
 """``off`` (or ``0``, ``false``, ``no``): never build or add the functions."""
 #: The folders of the Java sources (package resources), compiled together into one jar.
 SOURCES: tuple[Traversable, ...] = (
+    shared_native.SOURCES,
     request_log_native.SOURCES,
     bronze_native.SOURCES,
     token_native.SOURCES,

@@ -24,7 +24,7 @@ def test_built_once_then_taken_from_the_cache(
     jar = jvm_parsers.built_jar(tmp_path)
     assert jar is not None and jar.parent == tmp_path
     with zipfile.ZipFile(jar) as archive:
-        keyed = [FINGERPRINT_CLASS, TOKEN_HMAC_CLASS]
+        keyed = [FINGERPRINT_CLASS, TOKEN_HMAC_CLASS, "kafkaaudit.KeyedFingerprint"]
         for java_class in [*(java_class for _, java_class, _ in FUNCTIONS), *keyed]:
             assert f"{java_class.replace('.', '/')}.class" in archive.namelist()
     monkeypatch.setattr(jvm_parsers, "_javac", lambda: None)  # no compiler needed any more
@@ -39,6 +39,7 @@ def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
         "JsonFormParse.java",
         "Fingerprint.java",
         "TokenHmac.java",
+        "KeyedFingerprint.java",
     } <= set(sources)
     jars = tmp_path / "jars"
     jars.mkdir()

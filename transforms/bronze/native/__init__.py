@@ -10,8 +10,8 @@ values are the same either way (``tests/spark/test_bronze.py`` checks both).
 
 The fingerprint's key cannot be a query literal (``explain()``, the Spark UI and event logs
 would show it), so that function is not registered by name: an object holding the key is made
-through the jar's class loader and wrapped into the column (``transforms.keyed_jvm_function``),
-as PySpark wraps a Python UDF's closure.
+through the jar's class loader and wrapped into the column
+(``transforms.native.keyed_jvm_function``), as PySpark wraps a Python UDF's closure.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from importlib.resources.abc import Traversable
 from pyspark.sql import Column, SparkSession
 from pyspark.sql.types import BooleanType
 
-from transforms.keyed_jvm_function import keyed_jvm_function
+from transforms.native import keyed_jvm_function
 
 #: The folder of the Java source (a package resource), compiled into the functions' jar.
 SOURCES: Traversable = files(__name__)
@@ -44,7 +44,7 @@ def fingerprint_function(spark: SparkSession, key: bytes) -> Callable[[Column], 
     functions' jar (``jobs.jvm_parsers.install``: no JDK, a failed build, the setting off).
 
     The function takes any string Column, a higher-order function's lambda variable included
-    (``transforms.keyed_jvm_function``). Raises nothing for a missing class; a JVM error while
-    building a column (an empty key) propagates.
+    (``transforms.native.keyed_jvm_function``). Raises nothing for a missing class; a JVM error
+    while building a column (an empty key) propagates.
     """
     return keyed_jvm_function(spark, FINGERPRINT_CLASS, [key])

@@ -6,7 +6,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import kafkaaudit.bronze.Fingerprint;
+import kafkaaudit.KeyedFingerprint;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.functions;
@@ -20,9 +20,9 @@ import org.apache.spark.sql.types.DataTypes;
  * <p>For a token id, the HMAC the cluster's secret mints ({@code
  * kafka.server.DelegationTokenManager.createHmac}: HMAC-SHA512 keyed with the secret's bytes over
  * the token id's UTF-8 bytes), printed as the request log prints it: base64 (the 2.8+ JSON form)
- * and {@code Arrays.toString} (the older string form); then each printed form's keyed fingerprint
- * under the lake's key ({@link Fingerprint#keyed}), as bronze keeps a logged HMAC. Returns the two
- * fingerprints in that order; null for a null token id.
+ * and {@code Arrays.toString} (the older string form); then each printed form's keyed
+ * fingerprint under the lake's key ({@link KeyedFingerprint#hex}), as bronze keeps a logged HMAC.
+ * Returns the two fingerprints in that order; null for a null token id.
  *
  * <p>The secret and the key are held by the function object, which Spark serializes into each
  * task as it does a Python UDF's closure: in no query plan, {@code explain()} or event log (the
@@ -67,8 +67,8 @@ public final class TokenHmac implements UDF1<String, String[]> {
     mac.init(new SecretKeySpec(secret, ALGORITHM));
     byte[] minted = mac.doFinal(tokenId.getBytes(StandardCharsets.UTF_8));
     return new String[] {
-      Fingerprint.keyed(key, Base64.getEncoder().encodeToString(minted)),
-      Fingerprint.keyed(key, Arrays.toString(minted)),
+      KeyedFingerprint.hex(key, Base64.getEncoder().encodeToString(minted)),
+      KeyedFingerprint.hex(key, Arrays.toString(minted)),
     };
   }
 }

@@ -6,7 +6,7 @@ secret mints for a token id, without a Python worker.
 session has that jar, otherwise None, and ``transforms.gold.kip48_tokens.hmac`` computes the
 same values with its pandas UDF (``tests/spark/test_token_hmac.py`` checks both). The secret and
 the fingerprint key are held by a JVM object, never a query literal
-(``transforms.keyed_jvm_function``).
+(``transforms.native.keyed_jvm_function``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from importlib.resources.abc import Traversable
 
 from pyspark.sql import Column, SparkSession
 
-from transforms.keyed_jvm_function import keyed_jvm_function
+from transforms.native import keyed_jvm_function
 
 #: The folder of the Java source (a package resource), compiled into the functions' jar.
 SOURCES: Traversable = files(__name__)

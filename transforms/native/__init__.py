@@ -1,20 +1,29 @@
-"""Column functions whose keys a JVM object holds (issue 15): the project's JVM functions that
-take a secret (bronze's fingerprint key, KIP-48's token secret) cannot take it as a query
-literal, which ``explain()``, the Spark UI and event logs would show.
+"""What the project's JVM functions share (issue 15), in the root because two rooms need it.
 
-Such a class has a static ``of(Column value, byte[]... keys)`` that builds a Spark UDF around
-an object holding the keys (Spark ships it with each task, as it ships a Python UDF's closure)
-and returns its column. ``keyed_jvm_function`` finds that method through the session's jar
-class loader (the jar ``jobs.jvm_parsers`` adds) and gives it as a Python column function.
+``KeyedFingerprint.java``: the keyed fingerprint of a text (``transforms.fingerprints``'s
+``keyed_fingerprint`` in the JVM), which bronze's fingerprint of a secret writes and KIP-48's
+HMAC check recomputes. It is compiled into the jar of the project's JVM functions with the
+rooms' own sources (``jobs.jvm_parsers``).
+
+``keyed_jvm_function``: the JVM functions that take a secret (bronze's fingerprint key,
+KIP-48's token secret) cannot take it as a query literal, which ``explain()``, the Spark UI and
+event logs would show. Such a class has a static ``of(Column value, byte[]... keys)`` that
+builds a Spark UDF around an object holding the keys (Spark ships it with each task, as it
+ships a Python UDF's closure) and returns its column; ``keyed_jvm_function`` finds that method
+through the session's jar class loader and gives it as a Python column function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 from py4j.protocol import Py4JError
 from pyspark.sql import Column, SparkSession
 
+#: The folder of the Java source (a package resource), compiled into the functions' jar.
+SOURCES: Traversable = files(__name__)
 #: The static method every keyed class has: ``of(Column, byte[], ...)``.
 METHOD = "of"
 
