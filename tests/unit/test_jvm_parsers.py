@@ -32,6 +32,18 @@ def test_built_once_then_taken_from_the_cache(
     assert [p.name for p in tmp_path.iterdir()] == [jar.name]  # no work folder left
 
 
+def test_every_java_source_is_compiled_once() -> None:
+    """The sources are compiled from one flat folder, keyed by file name: a name two source
+    folders share would drop one of the two classes (its function then falls back)."""
+    names = [
+        entry.name
+        for folder in jvm_parsers.SOURCES
+        for entry in folder.iterdir()
+        if entry.name.endswith(".java")
+    ]
+    assert len(names) == len(set(names)) == len(jvm_parsers.java_sources())
+
+
 def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
     sources = jvm_parsers.java_sources()
     assert {
