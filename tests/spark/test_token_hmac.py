@@ -125,4 +125,8 @@ def test_with_hmac_verified_keeps_earlier_results_without_secret(
         ],
         schema,
     )
-    assertDataFrameEqual(with_hmac_verified(lifecycle, SECRET, FP_KEY), expected)
+    verified = with_hmac_verified(lifecycle, SECRET, FP_KEY)
+    assertDataFrameEqual(verified, expected)
+    # The frame's own session picks the function, whichever session is active in this thread.
+    python_udf = "ArrowEvalPython" in verified._jdf.queryExecution().executedPlan().toString()
+    assert python_udf == (checked_by == "python")

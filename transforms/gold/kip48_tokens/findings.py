@@ -267,5 +267,7 @@ def hmac_findings(
     c = F.col
     pairs = token_events.where(c("token_id").isNotNull() & c("hmac_fingerprint").isNotNull())
     candidates = _grouped(pairs, c("token_id"), c("hmac_fingerprint"))
-    verified = hmac_verified(c("subject"), c("discriminator"), secret, fingerprint_key)
+    verified = hmac_verified(
+        c("subject"), c("discriminator"), secret, fingerprint_key, token_events.sparkSession
+    )
     return to_findings(candidates.where(~verified), HMAC_NOT_VERIFIED, run_id)

@@ -78,16 +78,19 @@ def expected_fingerprints(
 
 
 def hmac_verified(
-    token_id: Column, fingerprint: Column, secret: bytes, fingerprint_key: bytes
+    token_id: Column,
+    fingerprint: Column,
+    secret: bytes,
+    fingerprint_key: bytes,
+    spark: SparkSession | None = None,
 ) -> Column:
     """True when ``fingerprint`` (a logged HMAC's bronze fingerprint) is the fingerprint of
     HMAC-SHA512(secret, token_id) in either printed form, false when not; null when the
-    token id or the fingerprint is null (nothing to verify)."""
+    token id or the fingerprint is null (nothing to verify). ``spark``: the session of the
+    frame the column is for (``expected_fingerprints``; the active one when None)."""
     known = token_id.isNotNull() & fingerprint.isNotNull()
-    return F.when(
-        known,
-        F.array_contains(expected_fingerprints(token_id, secret, fingerprint_key), fingerprint),
-    )
+    expected = expected_fingerprints(token_id, secret, fingerprint_key, spark)
+    return F.when(known, F.array_contains(expected, fingerprint))
 
 
 def with_hmac_verified(
@@ -103,5 +106,7 @@ def with_hmac_verified(
     if not secret or not fingerprint_key:
         return lifecycle
     c = F.col
-    verified = hmac_verified(c("token_id"), c("hmac_fingerprint"), secret, fingerprint_key)
+    verified = hmac_verified(
+        c("token_id"), c("hmac_fingerprint"), secret, fingerprint_key, lifecycle.sparkSession
+    )
     return lifecycle.withColumn("hmac_verified", F.coalesce(verified, c("hmac_verified")))
