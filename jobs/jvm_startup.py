@@ -155,7 +155,7 @@ def plan(
     Returns:
         The options, and the archive mapped or to be written (see the module docstring).
     """
-    options = _jit_options(configured, input_bytes)
+    options = jit_options(configured, input_bytes)
     options += _sweeper_options(configured, input_bytes, java_major)
     folder = archive_folder()
     if folder is None or any(name in configured for name in _ARCHIVE_OPTIONS):
@@ -169,12 +169,17 @@ def plan(
     return JvmStartup(options=" ".join(options), archive=archive, writing=writing)
 
 
-def _jit_options(configured: str, input_bytes: int | None) -> list[str]:
-    """C1 only below ``QUICK_START_BYTES``; ``LESS_INLINING`` and ``GENERATED_C1_DIRECTIVES``
+def jit_options(configured: str, input_bytes: int | None) -> list[str]:
+    """The JIT options for a JVM that will read ``input_bytes``: C1 only below
+    ``QUICK_START_BYTES``; ``LESS_INLINING`` and ``GENERATED_C1_DIRECTIVES``
     from there up to below ``GENERATED_C1_BYTES``, ``LESS_INLINING`` and
     ``COMPILER_DIRECTIVES`` from there up to below ``LESS_INLINING_BYTES``; nothing for an
     unknown size, a larger one, or when ``configured`` names the user's own choice (tiers;
-    ``FreqInlineSize`` or a directives file for the directives)."""
+    ``FreqInlineSize`` or a directives file for the directives).
+
+    ``plan`` gives them to the JVM the command starts; a JVM that ``spark-submit`` starts gets
+    them only from its command line (docs/running.md; the suite's spark-submit and
+    standalone-cluster tests give them so)."""
     if input_bytes is None:
         return []
     if input_bytes < QUICK_START_BYTES:

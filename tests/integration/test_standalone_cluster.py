@@ -39,13 +39,16 @@ from tests.integration.test_spark_submit import (
     run_args,
     scratch_folder,
     secret_broker,
+    small_input_jit,
     spark_env,
     spark_submit,
 )
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
+SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REGISTER_TIMEOUT_S = 180.0  # bounds on waiting for JVMs, not performance assertions
 STOP_TIMEOUT_S = 30.0
+DAEMON_JIT = "-XX:TieredStopAtLevel=1"
 
 
 def _free_port() -> int:
@@ -112,7 +115,8 @@ def standalone_cluster(folder: Path, env: dict[str, str], marker: str) -> Iterat
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_DAEMON_MEMORY": "512m",
         # No REST submission server: it would take the fixed port 6066.
-        "SPARK_DAEMON_JAVA_OPTS": f"{marker} -Dspark.master.rest.enabled=false",
+        # C1 only: the daemons do no audit work (issue 15, forty-second part).
+        "SPARK_DAEMON_JAVA_OPTS": f"{marker} -Dspark.master.rest.enabled=false {DAEMON_JIT}",
     }
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     port, web_port = _free_port(), _free_port()
@@ -238,14 +242,17 @@ def test_pipeline_on_a_standalone_cluster(scratch: Path, marker: str) -> None:
     env = spark_env(python)
     events, lake = tmp_path / "events", tmp_path / "lake"
     events.mkdir()
+    # The driver's and the executors' JVMs get the CLI's JIT choice for this input, as
+    # docs/running.md tells a spark-submit user to give it (C1 only on a small input).
+    java_options = f"{marker} {small_input_jit(SAMPLES, broker)}"
     with standalone_cluster(tmp_path, env, marker) as master_url:
         done = spark_submit(
             [
                 "--master", master_url, "--driver-memory", "2g", "--executor-memory", "1g",
                 "--py-files", str(package["zip"]),
                 "--conf", "spark.driver.host=127.0.0.1",
-                "--conf", f"spark.driver.defaultJavaOptions={marker}",
-                "--conf", f"spark.executor.defaultJavaOptions={marker}",
+                "--conf", f"spark.driver.defaultJavaOptions={java_options}",
+                "--conf", f"spark.executor.defaultJavaOptions={java_options}",
                 "--conf", "spark.eventLog.enabled=true",
                 "--conf", "spark.eventLog.compress=false",
                 "--conf", "spark.eventLog.rolling.enabled=false",
