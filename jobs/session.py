@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
@@ -138,6 +139,14 @@ def build_session(
         from pyspark import SparkConf  # noqa: PLC0415
 
         SparkContext._ensure_initialized()  # connects to spark-submit's JVM
+        locale = own_case_locale(SparkContext._jvm)
+        if locale is not None:
+            log.warning(
+                "the driver's JVM runs in locale %s, whose case mappings differ (I, i): give "
+                'spark-submit --driver-java-options "%s" (docs/running.md)',
+                locale,
+                JVM_LOCALE_OPTIONS,
+            )
         submitted = {key for key, _ in SparkConf().getAll()}
         defaults = {k: v for k, v in defaults.items() if k not in submitted}
     settings = {**defaults, **(conf or {}), "spark.sql.session.timeZone": "UTC"}
@@ -149,6 +158,27 @@ def build_session(
     jvm_functions.install()
     jvm_parsers.install(spark)
     return spark
+
+
+#: Languages whose case mappings of ``I`` and ``i`` differ from the root locale's (Java's
+#: ``String.toLowerCase``/``toUpperCase``: Turkish, Azeri, Lithuanian).
+OWN_CASE_LANGUAGES = frozenset({"tr", "az", "lt"})
+
+
+def own_case_locale(jvm: Any) -> str | None:
+    """The running JVM's default locale (a language tag such as ``tr-TR``) when it case-maps
+    ``I`` and ``i`` its own way (``OWN_CASE_LANGUAGES``); None otherwise.
+
+    spark-submit starts the driver's JVM before the job runs, so the job cannot give it
+    ``JVM_LOCALE_OPTIONS``; in local mode its executors are that JVM, where ``lower`` and
+    ``upper`` follow the default locale (``spark.sql.icu.caseMappings.enabled=false``), and
+    the same logs would give other tables.
+
+    Args:
+        jvm: py4j's view of the JVM (``SparkContext._jvm``).
+    """
+    locale = jvm.java.util.Locale.getDefault()
+    return str(locale.toLanguageTag()) if str(locale.getLanguage()) in OWN_CASE_LANGUAGES else None
 
 
 def _builder(

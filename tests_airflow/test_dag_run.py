@@ -131,7 +131,7 @@ def airflow_env(main_python: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         SPARK_LOCAL_IP="127.0.0.1",
         # The driver JVM spark-submit starts gets the JIT choice kafka-audit gives its own on a
         # small input (jobs.jvm_startup.jit_options: C1 only below 16 MiB; docs/running.md):
-        # with HotSpot's defaults C2 took about 38% of these JVMs' CPU, beside the main suite
+        # with HotSpot's defaults C2 took about 37% of these JVMs' CPU, beside the main suite
         # (issue 15, forty-second part).
         SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1",
         PATH=f"{main_python.parent}{os.pathsep}{os.environ.get('PATH', '')}",

@@ -36,7 +36,11 @@ import pytest
 from deltalake import DeltaTable
 
 from jobs import jvm_startup
+from jobs.config import SourceSpec
+from jobs.inputs import discover_sources
 from jobs.java import find_java_home
+from jobs.pipeline import input_bytes
+from jobs.session import JVM_LOCALE_OPTIONS
 from tests.integration.test_pipeline import (
     AUTH_BYTES,
     BAD_LINES,
@@ -158,13 +162,14 @@ def spark_submit(
 
 def small_input_jit(*inputs: Path) -> str:
     """The JIT options ``kafka-audit`` gives its own JVM for ``inputs`` (files or folders:
-    ``jobs.jvm_startup.jit_options`` of their bytes; C1 only below 16 MiB), for the JVMs
+    ``jobs.jvm_startup.jit_options`` of their log files' bytes, as the CLI counts them; C1 only
+    below 16 MiB), for the JVMs
     spark-submit starts. spark-submit starts the driver's JVM before the job runs, so only its
     command line can give them (docs/running.md, "Local"). With HotSpot's defaults, C2 took 34%
     of this module's JVM CPU and 39% of the standalone cluster test's (issue 15, forty-second
     part)."""
-    files = [f for i in inputs for f in ([i] if i.is_file() else i.rglob("*")) if f.is_file()]
-    return " ".join(jvm_startup.jit_options("", sum(f.stat().st_size for f in files)))
+    size = input_bytes(discover_sources([SourceSpec(str(path)) for path in inputs]))
+    return " ".join(jvm_startup.jit_options("", size))
 
 
 def run_args(driver: Path, broker: Path, lake: Path) -> list[str]:
@@ -299,8 +304,11 @@ def test_spark_submit_local_writes_the_tables(package: dict[str, Path], workdir:
     lake = workdir / "lake"
     jit = small_input_jit(ROOT / "samples", workdir / "broker-7")
     assert jit == "-XX:TieredStopAtLevel=1"  # the docs' command for a small input
-    spark_args = ["--master", "local[2]", "--driver-memory", "2g", "--driver-java-options", jit,
-                  "--py-files", str(package["zip"])]  # fmt: skip
+    # The driver's JVM: the JIT option and the job's locale options, as docs/running.md gives them.
+    java_options = f"{jit} {JVM_LOCALE_OPTIONS}"
+    assert f'--driver-java-options "{java_options}"' in (ROOT / "docs" / "running.md").read_text()
+    spark_args = ["--master", "local[2]", "--driver-memory", "2g",
+                  "--driver-java-options", java_options, "--py-files", str(package["zip"])]  # fmt: skip
     done = spark_submit(
         spark_args,
         run_args(package["driver"], workdir / "broker-7", lake),

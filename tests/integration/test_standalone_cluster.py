@@ -32,6 +32,7 @@ from typing import Any
 import pyspark
 import pytest
 
+from jobs.session import JVM_LOCALE_OPTIONS
 from tests.integration.test_spark_submit import (
     build_package,
     check_lake,
@@ -243,15 +244,17 @@ def test_pipeline_on_a_standalone_cluster(scratch: Path, marker: str) -> None:
     events, lake = tmp_path / "events", tmp_path / "lake"
     events.mkdir()
     # The driver's and the executors' JVMs get the CLI's JIT choice for this input, as
-    # docs/running.md tells a spark-submit user to give it (C1 only on a small input).
+    # docs/running.md tells a spark-submit user to give it (C1 only on a small input); the
+    # driver's also the job's locale options (the executors get them from the job).
     java_options = f"{marker} {small_input_jit(SAMPLES, broker)}"
+    driver_options = f"{java_options} {JVM_LOCALE_OPTIONS}"
     with standalone_cluster(tmp_path, env, marker) as master_url:
         done = spark_submit(
             [
                 "--master", master_url, "--driver-memory", "2g", "--executor-memory", "1g",
                 "--py-files", str(package["zip"]),
                 "--conf", "spark.driver.host=127.0.0.1",
-                "--conf", f"spark.driver.defaultJavaOptions={java_options}",
+                "--conf", f"spark.driver.defaultJavaOptions={driver_options}",
                 "--conf", f"spark.executor.defaultJavaOptions={java_options}",
                 "--conf", "spark.eventLog.enabled=true",
                 "--conf", "spark.eventLog.compress=false",

@@ -4,6 +4,7 @@ and are put back afterwards; ``build_session`` leaves an active session's settin
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs.reuse import SMALL_INPUT_PARTITIONS, small_input_partitions
-from jobs.session import DEFAULT_CONF, build_session
+from jobs.session import DEFAULT_CONF, build_session, own_case_locale
 from jobs.small_input import (
     SMALL_INPUT_BYTES,
     SMALL_INPUT_CONF,
@@ -179,3 +180,26 @@ def test_case_mappings_are_the_jvms_in_a_pinned_locale_and_map_as_icus(
         '{"HMAC":"Zm9v"}',
         "SaslAuthBytes",
     }
+
+
+@pytest.mark.parametrize(
+    ("tag", "expected"),
+    [("tr-TR", "tr-TR"), ("az-Latn-AZ", "az-Latn-AZ"), ("lt-LT", "lt-LT"), ("en", None),
+     ("en-US", None), ("de-DE", None), ("und", None)],
+)  # fmt: skip
+def test_a_driver_jvm_whose_locale_case_maps_its_own_way_is_named(
+    spark: SparkSession, tag: str, expected: str | None
+) -> None:
+    """``own_case_locale`` (the warning ``build_session`` logs under spark-submit, whose driver
+    JVM the job cannot give ``JVM_LOCALE_OPTIONS``): real JVM locales, given as the default;
+    the suite's own JVM, pinned, is named by none."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    assert own_case_locale(jvm) is None
+    locale = jvm.java.util.Locale.forLanguageTag(tag)
+    faked = SimpleNamespace(
+        java=SimpleNamespace(
+            util=SimpleNamespace(Locale=SimpleNamespace(getDefault=lambda: locale))
+        )
+    )
+    assert own_case_locale(faked) == expected
