@@ -163,11 +163,10 @@ def spark_submit(
 def small_input_jit(*inputs: Path) -> str:
     """The JIT options ``kafka-audit`` gives its own JVM for ``inputs`` (files or folders:
     ``jobs.jvm_startup.jit_options`` of their log files' bytes, as the CLI counts them; C1 only
-    below 16 MiB), for the JVMs
-    spark-submit starts. spark-submit starts the driver's JVM before the job runs, so only its
-    command line can give them (docs/running.md, "Local"). With HotSpot's defaults, C2 took 34%
-    of this module's JVM CPU and 39% of the standalone cluster test's (issue 15, forty-second
-    part)."""
+    below 16 MiB), for the JVMs spark-submit starts. spark-submit starts the driver's JVM
+    before the job runs, so only its command line can give them (docs/running.md, "Local").
+    With HotSpot's defaults, C2 took 34% of this module's JVM CPU and 39% of the standalone
+    cluster test's (issue 15, forty-second part)."""
     size = input_bytes(discover_sources([SourceSpec(str(path)) for path in inputs]))
     return " ".join(jvm_startup.jit_options("", size))
 
