@@ -3,12 +3,13 @@ request-log parse's, bronze's secret-key pre-test and fingerprint, and KIP-48's 
 
 ``transforms/native/*.java`` (what the others share), ``transforms/silver/request_log/native``,
 ``transforms/bronze/native`` and ``transforms/gold/kip48_tokens/native`` are compiled with the
-JDK's ``javac`` against PySpark's jars, once per digest of the sources and of those jars, into
-one jar in the user's cache (``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a
-session (``ADD JAR``: the driver and every executor, local or on a cluster) and registers
-``FUNCTIONS`` by name (the fingerprint and the HMAC check are made per key,
+JDK's ``javac`` against Spark's jars (``spark_jars``), once per digest of the sources and of
+those jars, into one jar in the user's cache (``jobs.java.cache_folder("jvm")``); ``install``
+adds the jar to a session (``ADD JAR``: the driver and every executor, local or on a cluster)
+and registers ``FUNCTIONS`` by name (the fingerprint and the HMAC check are made per key,
 ``transforms.native.keyed_jvm_function``). Without ``javac`` (a JRE; the JDK from PyPI is
-one), when the compile fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is added: Spark
+one), without Spark's jars, when the compile fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``,
+nothing is added: Spark
 expressions parse the request log and pre-test for secrets, and pandas UDFs fingerprint them and
 check token HMACs; the tables are the same either way, only slower. A compile that fails or
 hangs is remembered beside the jar (``jvm-functions-<digest>.failed``, its error inside): later
@@ -56,9 +57,10 @@ FUNCTIONS = (*request_log_native.FUNCTIONS, *bronze_native.FUNCTIONS)
 JAR_PREFIX = "jvm-functions-"
 #: The jars' name before the fingerprint joined them; pruned as the others.
 _OLD_PREFIX = "request-log-"
-_FALLBACK = (
+FALLBACK = (
     "Spark expressions parse the request log, Python UDFs fingerprint secrets and check token HMACs"
 )
+"""What a session without the functions does instead: the end of each log line that says so."""
 _COMPILE_TIMEOUT_S = 120
 _RELEASE = 17
 PRUNE_AFTER_DAYS = 30
@@ -75,7 +77,19 @@ def _javac() -> Path | None:
     return Path(found) if found else None
 
 
-def _spark_jars() -> Path:
+def spark_jars() -> Path:
+    """The folder of the Spark jars the session's JVM runs with: ``$SPARK_HOME/jars`` when
+    ``SPARK_HOME`` is set (spark-submit sets it, and PySpark starts its own JVM from there),
+    else the ``jars`` folder of the installed PySpark.
+
+    Not from ``pyspark.__file__`` alone: under spark-submit that module is read from
+    ``$SPARK_HOME/python/lib/pyspark.zip``, a file, with no ``jars`` folder beside it (the
+    build then found no Spark class, and every spark-submit run fell back to the expressions
+    and Python UDFs).
+    """
+    home = os.environ.get("SPARK_HOME", "").strip()
+    if home:
+        return Path(home).expanduser().resolve() / "jars"
     return Path(pyspark.__file__).resolve().parent / "jars"
 
 
@@ -113,12 +127,16 @@ def built_jar(folder: Path | None = None) -> Path | None:
         sources = java_sources()
         folder = folder or cache_folder("jvm")
     except (OSError, RuntimeError) as error:  # RuntimeError: Path.home() without a home
-        log.info("no cache for the JVM functions (%s): %s", error, _FALLBACK)
+        log.info("no cache for the JVM functions (%s): %s", error, FALLBACK)
         return None
     if not sources:
-        log.info("no Java sources in %s: %s", ", ".join(map(str, SOURCES)), _FALLBACK)
+        log.info("no Java sources in %s: %s", ", ".join(map(str, SOURCES)), FALLBACK)
         return None
-    jars = _spark_jars()
+    jars = spark_jars()
+    if not any(jars.glob("*.jar")):
+        # Not the sources' failure: no note, so that a session that finds the jars builds.
+        log.info("no Spark jars in %s: %s", jars, FALLBACK)
+        return None
     target = folder / f"{JAR_PREFIX}{jar_key(sources, jars)}.jar"
     failed = target.with_suffix(".failed")
     if target.is_file():
@@ -128,12 +146,12 @@ def built_jar(folder: Path | None = None) -> Path | None:
         log.info(
             "the JVM functions failed to build before (%s; delete it to try again): %s",
             failed,
-            _FALLBACK,
+            FALLBACK,
         )
         return None
     javac = _javac()
     if javac is None:
-        log.info("no javac (a JRE only): %s", _FALLBACK)
+        log.info("no javac (a JRE only): %s", FALLBACK)
         return None
     return _compiled(javac, sources, jars, target)
 
@@ -166,7 +184,7 @@ def _compiled(javac: Path, sources: dict[str, bytes], jars: Path, target: Path) 
     except (OSError, subprocess.SubprocessError) as error:
         detail = getattr(error, "stderr", b"") or b""
         reason = f"{error}{': ' + detail.decode(errors='replace')[:500] if detail else ''}"
-        log.warning("the JVM functions did not build (%s): %s", reason, _FALLBACK)
+        log.warning("the JVM functions did not build (%s): %s", reason, FALLBACK)
         if isinstance(error, subprocess.SubprocessError):  # not a full disk or the like
             _note_failure(target.with_suffix(".failed"), reason)
         return None
@@ -232,7 +250,7 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
     if jar is None:
         return False
     if "'" in jar.as_posix() or "\\" in jar.as_posix():
-        log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: %s", jar, _FALLBACK)
+        log.info("the JVM functions' jar path %s cannot be quoted for ADD JAR: %s", jar, FALLBACK)
         return False
     try:
         # Once per session: Spark refuses (with an error in its log) a jar of the same name
@@ -246,7 +264,7 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
         log.warning(
             "the JVM functions were not added (%s): %s",
             str(error).splitlines()[0][:300] if str(error) else type(error).__name__,
-            _FALLBACK,
+            FALLBACK,
         )
         return False
     return True

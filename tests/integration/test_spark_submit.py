@@ -35,7 +35,7 @@ import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from jobs import jvm_startup
+from jobs import jvm_parsers, jvm_startup
 from jobs.config import SourceSpec
 from jobs.inputs import discover_sources
 from jobs.java import find_java_home
@@ -317,4 +317,7 @@ def test_spark_submit_local_writes_the_tables(package: dict[str, Path], workdir:
     assert done.returncode == 0, done.stderr[-4000:]
     assert "every line accounted for" in done.stdout
     assert "engine: embedded" in done.stdout
+    # The JVM functions were built against spark-submit's jars and added (under spark-submit
+    # pyspark is read from a zip, beside which there is no jars folder: they were not).
+    assert jvm_parsers.FALLBACK not in done.stdout + done.stderr
     check_lake(lake)

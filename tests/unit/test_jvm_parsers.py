@@ -10,6 +10,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import pyspark
 import pytest
 
 from jobs import jvm_parsers
@@ -124,3 +125,30 @@ def test_a_build_removes_only_long_unused_jars(tmp_path: Path) -> None:
 def test_the_setting_off_installs_nothing(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv(jvm_parsers.NATIVE_ENV, value)
     assert jvm_parsers.install(spark=None) is False  # type: ignore[arg-type]  # never touched
+
+
+def test_the_spark_jars_are_spark_homes_when_it_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """spark-submit sets SPARK_HOME and reads pyspark from $SPARK_HOME/python/lib/pyspark.zip,
+    beside which there is no jars folder: the jars are SPARK_HOME's. Without it, the installed
+    PySpark's, where its JVM starts from."""
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    assert jvm_parsers.spark_jars() == tmp_path.resolve() / "jars"
+    monkeypatch.delenv("SPARK_HOME")
+    jars = jvm_parsers.spark_jars()
+    assert jars.parent == Path(pyspark.__file__).resolve().parent
+    assert any(jar.name.startswith("spark-core_") for jar in jars.glob("*.jar"))
+
+
+def test_no_spark_jars_no_jar_and_no_failure_noted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A folder without Spark's jars is not the sources' failure: nothing is compiled and
+    nothing noted, so that the next session, which finds them, builds the jar."""
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "spark"))
+    monkeypatch.setattr(jvm_parsers, "_javac", lambda: pytest.fail("compiled without Spark"))
+    with caplog.at_level(logging.INFO, logger=jvm_parsers.__name__):
+        assert jvm_parsers.built_jar(tmp_path / "cache") is None
+    assert f"no Spark jars in {tmp_path / 'spark' / 'jars'}" in caplog.text
+    assert not (tmp_path / "cache").exists() or list((tmp_path / "cache").iterdir()) == []
