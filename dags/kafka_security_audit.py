@@ -95,6 +95,10 @@ VARIABLES: Mapping[str, str] = {
     "default: none (the job's Python has the project installed)",
     "kafka_audit_driver_memory": "spark.driver.memory (local mode: the whole job's heap); "
     "default: 4g",
+    "kafka_audit_driver_java_options": "spark.driver.defaultJavaOptions: the driver JVM's "
+    "options (local mode: the executors run in it); default: UTC and the job's locale ("
+    "-Duser.timezone=UTC -Duser.language=en -Duser.country=US); add -XX:TieredStopAtLevel=1 "
+    "when a day's logs are under 16 MiB",
     "kafka_audit_python": "Python of the driver and workers (PYSPARK_PYTHON, "
     "PYSPARK_DRIVER_PYTHON): it must have pyspark and the project's dependencies; default: "
     "<project>/.venv/bin/python",
@@ -109,11 +113,18 @@ class VariableLookup(Protocol):
     def get(self, key: str, default: Any, /) -> Any: ...
 
 
+#: The driver JVM's time zone and locale (``jobs.session.JVM_LOCALE_OPTIONS``): spark-submit
+#: starts that JVM before the job runs, so the job cannot give them itself; in local mode
+#: ``lower`` and ``upper`` follow its default locale (docs/running.md, "Local").
+DRIVER_JAVA_OPTIONS = "-Duser.timezone=UTC -Duser.language=en -Duser.country=US"
+
+
 def _default(name: str) -> str | None:
     defaults = {
         "kafka_audit_application": str(PROJECT_ROOT / "jobs" / "submit.py"),
         "kafka_audit_python": str(PROJECT_ROOT / ".venv" / "bin" / "python"),
         "kafka_audit_driver_memory": "4g",
+        "kafka_audit_driver_java_options": DRIVER_JAVA_OPTIONS,
         "kafka_audit_fail_on": "high",
     }
     return defaults.get(name)
@@ -494,6 +505,10 @@ def _spark_submit(task_id: str, settings: DagSettings, **kwargs: Any) -> AuditSp
             # Local mode runs the executors in the driver JVM; spark-submit sizes it.
             "spark.driver.memory": "{{ kafka_audit_setting(var.value, "
             "'kafka_audit_driver_memory') }}",
+            # The driver JVM's own options; "default" so that a deployment's
+            # spark.driver.extraJavaOptions (spark-defaults.conf) is kept beside them.
+            "spark.driver.defaultJavaOptions": "{{ kafka_audit_setting(var.value, "
+            "'kafka_audit_driver_java_options') }}",
         },
         **kwargs,
     )

@@ -143,7 +143,8 @@ def build_session(
         if locale is not None:
             log.warning(
                 "the driver's JVM runs in locale %s, whose case mappings differ (I, i): give "
-                'spark-submit --driver-java-options "%s" (docs/running.md)',
+                'spark-submit --driver-java-options "%s" (docs/running.md; the Airflow DAG '
+                "gives them unless its Variable kafka_audit_driver_java_options drops them)",
                 locale,
                 JVM_LOCALE_OPTIONS,
             )

@@ -19,6 +19,9 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DAGS_DIR = PROJECT_ROOT / "dags"
+#: The job's JVM time zone and locale (``jobs.session.JVM_LOCALE_OPTIONS``), the DAG's default
+#: driver JVM options (``DRIVER_JAVA_OPTIONS``).
+LOCALE = "-Duser.timezone=UTC -Duser.language=en -Duser.country=US"
 DAG_FILE = DAGS_DIR / "kafka_security_audit.py"
 MAIN_PYTHON = PROJECT_ROOT / ".venv" / "bin" / "python"
 

@@ -9,6 +9,7 @@ timetable with real UTC data intervals, the documented defaults and environment 
 
 from __future__ import annotations
 
+import ast
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -28,7 +29,7 @@ from airflow.timetables.base import DataInterval, TimeRestriction
 from airflow.timetables.interval import CronDataIntervalTimetable
 
 from tests_airflow import alerts
-from tests_airflow.conftest import DAGS_DIR, PROJECT_ROOT
+from tests_airflow.conftest import DAGS_DIR, LOCALE, PROJECT_ROOT
 
 DAG_ID = "kafka_security_audit"
 TASK_ID = "run_pipeline"
@@ -212,6 +213,7 @@ def test_templates_render_the_data_interval_into_the_spark_submit_command(
     assert command == [
         "spark-submit", "--master", "local[*]",
         "--conf", "spark.ui.showConsoleProgress=false", "--conf", "spark.driver.memory=4g",
+        "--conf", f"spark.driver.defaultJavaOptions={LOCALE}",
         "--name", "kafka-security-audit-2026-01-01",
         f"{ROOT}/jobs/submit.py",
         "run", "--input", "/logs/kafka", "--lake", "/data/lake",
@@ -224,6 +226,20 @@ def test_templates_render_the_data_interval_into_the_spark_submit_command(
         "PYSPARK_DRIVER_PYTHON": PYTHON,
         "PYTHONSAFEPATH": "yes",
     }
+
+
+def test_the_default_driver_options_are_the_jobs_locale_options(dag_module: ModuleType) -> None:
+    """The DAG cannot import the job (its environment has no pyspark): its default driver JVM
+    options are read from ``jobs/session.py``'s source, so the two cannot drift apart."""
+    source = ast.parse((PROJECT_ROOT / "jobs" / "session.py").read_text(encoding="utf-8"))
+    values = [
+        node.value.value
+        for node in source.body
+        if isinstance(node, ast.Assign)
+        and [getattr(t, "id", None) for t in node.targets] == ["JVM_LOCALE_OPTIONS"]
+        and isinstance(node.value, ast.Constant)
+    ]
+    assert values == [dag_module.DRIVER_JAVA_OPTIONS]
 
 
 def test_variables_choose_the_config_inputs_lake_package_and_python(
@@ -240,12 +256,14 @@ def test_variables_choose_the_config_inputs_lake_package_and_python(
         "kafka_audit_py_files": "/opt/ksa/dist/kafka_security_audit.zip",
         "kafka_audit_python": "/opt/ksa/env/bin/python",
         "kafka_audit_driver_memory": "8g",
+        "kafka_audit_driver_java_options": " -XX:TieredStopAtLevel=1 -Duser.language=tr ",
     }
     task = _render(dag, DataInterval(_utc(2026, 11, 20), _utc(2026, 11, 21)), variables)
     command, env = _command(task)
     assert command == [
         "spark-submit", "--master", "local[*]",
         "--conf", "spark.ui.showConsoleProgress=false", "--conf", "spark.driver.memory=8g",
+        "--conf", "spark.driver.defaultJavaOptions=-XX:TieredStopAtLevel=1 -Duser.language=tr",
         "--py-files", "/opt/ksa/dist/kafka_security_audit.zip",
         "--name", "kafka-security-audit-2026-11-20",
         "/opt/ksa/dist/submit.py",
@@ -450,6 +468,7 @@ def test_export_ocsf_follows_the_pipeline_when_switched_on(
     assert command == [
         "spark-submit", "--master", "local[*]",
         "--conf", "spark.ui.showConsoleProgress=false", "--conf", "spark.driver.memory=4g",
+        "--conf", f"spark.driver.defaultJavaOptions={LOCALE}",
         "--name", "kafka-security-audit-ocsf-2026-11-20",
         f"{ROOT}/jobs/submit.py",
         "export-ocsf", "--lake", "/data/lake", "--start", "2026-11-20", "--end", "2026-11-21",

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests_airflow.conftest import DAGS_DIR, PROJECT_ROOT
+from tests_airflow.conftest import DAGS_DIR, LOCALE, PROJECT_ROOT
 
 AIRFLOW_BIN = Path(__file__).resolve().parent.parent / ".venv-airflow" / "bin"
 AIRFLOW = AIRFLOW_BIN / "airflow"
@@ -130,10 +130,11 @@ def airflow_env(main_python: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         JAVA_HOME=_java_home(main_python),
         SPARK_LOCAL_IP="127.0.0.1",
         # The driver JVM spark-submit starts gets the JIT choice kafka-audit gives its own on a
-        # small input (jobs.jvm_startup.jit_options: C1 only below 16 MiB; docs/running.md):
-        # with HotSpot's defaults C2 took about 37% of these JVMs' CPU, beside the main suite
-        # (issue 15, forty-second part).
-        SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1",
+        # small input (jobs.jvm_startup.jit_options: C1 only below 16 MiB; docs/running.md)
+        # beside the job's locale, through the DAG's Variable (docs/airflow.md): with HotSpot's
+        # defaults C2 took about 37% of these JVMs' CPU, beside the main suite (issue 15,
+        # forty-second part).
+        AIRFLOW_VAR_KAFKA_AUDIT_DRIVER_JAVA_OPTIONS=f"-XX:TieredStopAtLevel=1 {LOCALE}",
         PATH=f"{main_python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     migrate = subprocess.run(
