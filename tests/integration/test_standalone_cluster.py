@@ -5,9 +5,10 @@ The master and the workers are started from the installed pyspark with ``spark-c
 the packaged driver is submitted with ``--master spark://127.0.0.1:P --py-files <zip>`` and the
 embedded Delta engine, on the inputs of ``tests/integration/test_spark_submit.py``. The tables must match
 the local run's. The application's event log shows where the tasks ran: on two executors (their
-own JVMs, each with its own Python workers), never in the driver, including the tasks that
-evaluate the secret-fingerprinting pandas UDF and those of Spark's Parquet writer, which writes
-the embedded Delta engine's files.
+own JVMs), never in the driver, including the tasks that evaluate the project's secret
+fingerprint, a JVM function of the jar the driver built and added (``jobs.jvm_parsers``: the
+executors fetch it), and those of Spark's Parquet writer, which writes the embedded Delta
+engine's files; and no task ran a Python UDF.
 
 Every process the test starts is stopped by its id (also on failure), and the executors, which
 the workers start, are found by a marker in their command line; the test then checks that no
@@ -32,6 +33,7 @@ from typing import Any
 import pyspark
 import pytest
 
+from jobs import jvm_parsers
 from jobs.session import JVM_LOCALE_OPTIONS
 from tests.integration.test_spark_submit import (
     build_package,
@@ -50,6 +52,8 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REGISTER_TIMEOUT_S = 180.0  # bounds on waiting for JVMs, not performance assertions
 STOP_TIMEOUT_S = 30.0
 DAEMON_JIT = "-XX:TieredStopAtLevel=1"
+#: The name bronze's fingerprint UDF has in plans (``transforms/bronze/native/Fingerprint.java``).
+FINGERPRINT_FUNCTION = "kafka_audit_fingerprint"
 
 
 def _free_port() -> int:
@@ -188,9 +192,10 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
 
     Returns:
         ``{"executors": ids added, "all": ids that ran tasks, "pandas_udf": ids that ran tasks
-        of executions whose plan has ``ArrowEvalPython``, "delta_writer": the same for
-        ``InsertIntoHadoopFsRelationCommand`` (Spark's Parquet writer, which the embedded Delta
-        engine writes with)}``.
+        of executions whose plan has ``ArrowEvalPython``, "jvm_fingerprint": the same for
+        ``kafka_audit_fingerprint`` (bronze's secret fingerprint, a JVM function),
+        "delta_writer": the same for ``InsertIntoHadoopFsRelationCommand`` (Spark's Parquet
+        writer, which the embedded Delta engine writes with)}``.
     """
     plans: dict[int, str] = {}
     stage_execution: dict[int, int] = {}
@@ -212,6 +217,7 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
     out = {"executors": executors, "all": {executor for _, executor in tasks}}
     operators = {
         "pandas_udf": "ArrowEvalPython",
+        "jvm_fingerprint": FINGERPRINT_FUNCTION,
         "delta_writer": "InsertIntoHadoopFsRelationCommand",
     }
     for key, operator in operators.items():
@@ -267,11 +273,14 @@ def test_pipeline_on_a_standalone_cluster(scratch: Path, marker: str) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-4000:]
     assert "every line accounted for" in done.stdout
+    # The driver built the JVM functions against spark-submit's jars and added them.
+    assert jvm_parsers.FALLBACK not in done.stdout + done.stderr
     check_lake(lake)
     ran = executors_by_plan(_events(events))
     assert len(ran["executors"]) == 2, ran
     assert "driver" not in ran["all"]
     assert ran["all"] == ran["executors"], ran
-    assert ran["pandas_udf"], ran  # the fingerprinting pandas UDF ran in executors
+    assert ran["jvm_fingerprint"], ran  # the fingerprint's JVM function ran in executors
+    assert ran["pandas_udf"] == set(), ran  # and no Python UDF anywhere
     assert ran["delta_writer"], ran  # so did the Delta writer's tasks
-    assert ran["pandas_udf"] | ran["delta_writer"] <= ran["executors"], ran
+    assert ran["jvm_fingerprint"] | ran["delta_writer"] <= ran["executors"], ran
