@@ -3,18 +3,18 @@ request-log parse's, bronze's secret-key pre-test and fingerprint, and KIP-48's 
 
 ``transforms/native/*.java`` (what the others share), ``transforms/silver/request_log/native``,
 ``transforms/bronze/native`` and ``transforms/gold/kip48_tokens/native`` are compiled with the
-JDK's ``javac`` against Spark's jars (``spark_jars``), once per digest of the sources and of
-those jars, into one jar in the user's cache (``jobs.java.cache_folder("jvm")``); ``install``
-adds the jar to a session (``ADD JAR``: the driver and every executor, local or on a cluster)
-and registers ``FUNCTIONS`` by name (the fingerprint and the HMAC check are made per key,
-``transforms.native.keyed_jvm_function``). Without ``javac`` (a JRE; the JDK from PyPI is
-one), without Spark's jars, when the compile fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``,
-nothing is added: Spark
-expressions parse the request log and pre-test for secrets, and pandas UDFs fingerprint them and
-check token HMACs; the tables are the same either way, only slower. A compile that fails or
-hangs is remembered beside the jar (``jvm-functions-<digest>.failed``, its error inside): later
-sessions skip it until the sources, Spark's jars or that file change. Each use refreshes the
-jar's modification time; jars and failures unused for ``PRUNE_AFTER_DAYS`` (and those of the
+JDK's ``javac`` against the Spark jars the session's JVM runs with (``session_jars``), once
+per digest of the sources and of those jars' names, into one jar in the user's cache
+(``jobs.java.cache_folder("jvm")``); ``install`` adds the jar to a session (``ADD JAR``: the
+driver and every executor, local or on a cluster) and registers ``FUNCTIONS`` by name (the
+fingerprint and the HMAC check are made per key, ``transforms.native.keyed_jvm_function``).
+Without ``javac`` (a JRE; the JDK from PyPI is one), without Spark's jars, when the compile
+fails, or with ``KAFKA_AUDIT_NATIVE_PARSE=off``, nothing is added: Spark expressions parse the
+request log and pre-test for secrets, and pandas UDFs fingerprint them and check token HMACs;
+the tables are the same either way, only slower. A compile that fails or hangs is remembered
+beside the jar (``jvm-functions-<digest>.failed``, its error inside): later sessions skip it
+until the sources, Spark's jars or that file change. Each use refreshes the jar's
+modification time; jars and failures unused for ``PRUNE_AFTER_DAYS`` (and those of the
 earlier name, ``request-log-*``) are removed when a new jar is built.
 """
 
@@ -77,10 +77,27 @@ def _javac() -> Path | None:
     return Path(found) if found else None
 
 
+def session_jars(spark: SparkSession) -> Path | None:
+    """The folder of the jar that holds Spark's ``SparkContext`` in ``spark``'s JVM: the jars
+    that JVM runs with, however it was started (PySpark's own, spark-submit's ``SPARK_HOME``,
+    a YARN container's copies). None when the JVM cannot tell (no code source, not a file).
+    """
+    jvm = spark._jvm  # py4j, as PySpark's own functions reach the JVM
+    if jvm is None:
+        return None
+    try:
+        context = jvm.java.lang.Class.forName("org.apache.spark.SparkContext")
+        location = context.getProtectionDomain().getCodeSource().getLocation()
+        return Path(str(jvm.java.nio.file.Paths.get(location.toURI()).getParent().toString()))
+    except Exception:  # any JVM answer but a file's folder: ask elsewhere
+        return None
+
+
 def spark_jars() -> Path:
-    """The folder of the Spark jars the session's JVM runs with: ``$SPARK_HOME/jars`` when
-    ``SPARK_HOME`` is set (spark-submit sets it, and PySpark starts its own JVM from there),
-    else the ``jars`` folder of the installed PySpark.
+    """The folder of the Spark jars a session's JVM runs with when there is no session to ask
+    (``session_jars``): ``$SPARK_HOME/jars`` when ``SPARK_HOME`` is set (spark-submit sets
+    it, and PySpark starts its own JVM from there), else the ``jars`` folder of the installed
+    PySpark.
 
     Not from ``pyspark.__file__`` alone: under spark-submit that module is read from
     ``$SPARK_HOME/python/lib/pyspark.zip``, a file, with no ``jars`` folder beside it (the
@@ -115,8 +132,12 @@ def jar_key(sources: dict[str, bytes], jars: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def built_jar(folder: Path | None = None) -> Path | None:
+def built_jar(folder: Path | None = None, jars: Path | None = None) -> Path | None:
     """The jar of the project's JVM functions, compiled now if not cached.
+
+    Args:
+        folder: where the jar is cached (default: the user's cache).
+        jars: the folder of Spark's jars to compile against (default: ``spark_jars``).
 
     Returns:
         Its path; None (and a log line saying why) when there is no ``javac``, the cache
@@ -132,7 +153,7 @@ def built_jar(folder: Path | None = None) -> Path | None:
     if not sources:
         log.info("no Java sources in %s: %s", ", ".join(map(str, SOURCES)), FALLBACK)
         return None
-    jars = spark_jars()
+    jars = jars or spark_jars()
     if not any(jars.glob("*.jar")):
         # Not the sources' failure: no note, so that a session that finds the jars builds.
         log.info("no Spark jars in %s: %s", jars, FALLBACK)
@@ -246,7 +267,7 @@ def install(spark: SparkSession, folder: Path | None = None) -> bool:
         return False
     if all(spark.catalog.functionExists(name) for name, _, _ in FUNCTIONS):
         return True
-    jar = built_jar(folder)
+    jar = built_jar(folder, session_jars(spark))
     if jar is None:
         return False
     if "'" in jar.as_posix() or "\\" in jar.as_posix():

@@ -192,7 +192,8 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
 
     Returns:
         ``{"executors": ids added, "all": ids that ran tasks, "pandas_udf": ids that ran tasks
-        of executions whose plan has ``ArrowEvalPython``, "jvm_fingerprint": the same for
+        of executions whose plan has ``ArrowEvalPython``, "python_udf": the same for
+        ``BatchEvalPython`` (a row-at-a-time Python UDF), "jvm_fingerprint": the same for
         ``kafka_audit_fingerprint`` (bronze's secret fingerprint, a JVM function),
         "delta_writer": the same for ``InsertIntoHadoopFsRelationCommand`` (Spark's Parquet
         writer, which the embedded Delta engine writes with)}``.
@@ -217,6 +218,7 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
     out = {"executors": executors, "all": {executor for _, executor in tasks}}
     operators = {
         "pandas_udf": "ArrowEvalPython",
+        "python_udf": "BatchEvalPython",
         "jvm_fingerprint": FINGERPRINT_FUNCTION,
         "delta_writer": "InsertIntoHadoopFsRelationCommand",
     }
@@ -281,6 +283,6 @@ def test_pipeline_on_a_standalone_cluster(scratch: Path, marker: str) -> None:
     assert "driver" not in ran["all"]
     assert ran["all"] == ran["executors"], ran
     assert ran["jvm_fingerprint"], ran  # the fingerprint's JVM function ran in executors
-    assert ran["pandas_udf"] == set(), ran  # and no Python UDF anywhere
+    assert ran["pandas_udf"] == ran["python_udf"] == set(), ran  # and no Python UDF anywhere
     assert ran["delta_writer"], ran  # so did the Delta writer's tasks
     assert ran["jvm_fingerprint"] | ran["delta_writer"] <= ran["executors"], ran

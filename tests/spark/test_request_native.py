@@ -256,3 +256,19 @@ def assert_same_rows(left: DataFrame, right: DataFrame) -> None:
     assert left.count() == right.count() == len(messages())
     assert left.exceptAll(right).count() == 0
     assert right.exceptAll(left).count() == 0
+
+
+def test_the_jar_is_built_against_the_jars_the_sessions_jvm_runs_with(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The JVM says which jars it runs with (its ``SparkContext``'s jar folder); a
+    ``SPARK_HOME`` that points elsewhere (a YARN container's, one changed after the JVM
+    started) does not change what the functions are compiled against."""
+    jars = jvm_parsers.session_jars(spark)
+    assert jars is not None
+    assert any(jar.name.startswith("spark-core_") for jar in jars.glob("*.jar"))
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "elsewhere"))
+    if jvm_parsers._javac() is None:
+        pytest.skip("no JDK's javac here")
+    assert jvm_parsers.built_jar(tmp_path / "cache", jars) is not None
+    assert jvm_parsers.built_jar(tmp_path / "other", None) is None  # SPARK_HOME's: no jars
