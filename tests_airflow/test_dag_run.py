@@ -39,6 +39,11 @@ BRONZE_SILVER_TABLES = {
     "request_events", "token_events", "connect_requests",
 }  # fmt: skip
 SPARK_SUBMIT_LOGGED = "Spark-Submit cmd:"
+#: The driver JVM's options the tests give through the DAG's Variable.
+DRIVER_OPTIONS = f"-XX:TieredStopAtLevel=1 {LOCALE}"
+#: What the job logs when its JVM functions are not added (``jobs.jvm_parsers.FALLBACK``; this
+#: environment cannot import the job).
+NO_JVM_FUNCTIONS = "Spark expressions parse the request log"
 
 # One KRaft controller: its config and its authorizer's hourly files (Kafka's own layout).
 SERVER_PROPERTIES = """\
@@ -134,7 +139,9 @@ def airflow_env(main_python: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         # beside the job's locale, through the DAG's Variable (docs/airflow.md): with HotSpot's
         # defaults C2 took about 37% of these JVMs' CPU, beside the main suite (issue 15,
         # forty-second part).
-        AIRFLOW_VAR_KAFKA_AUDIT_DRIVER_JAVA_OPTIONS=f"-XX:TieredStopAtLevel=1 {LOCALE}",
+        AIRFLOW_VAR_KAFKA_AUDIT_DRIVER_JAVA_OPTIONS=DRIVER_OPTIONS,
+        # spark-submit prints the driver JVM's command line: the tests read the options there.
+        SPARK_PRINT_LAUNCH_COMMAND="1",
         PATH=f"{main_python.parent}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     migrate = subprocess.run(
@@ -251,6 +258,11 @@ def test_a_day_rerun_with_its_late_file(
     output = on_time.stdout + on_time.stderr
     assert on_time.returncode == 0, output[-5000:]
     assert output.count(SPARK_SUBMIT_LOGGED) == 2, output[-5000:]  # run_pipeline, export_ocsf
+    # Both drivers' JVMs got the Variable's options (spark-submit's launch command lines), and
+    # the job its JVM functions.
+    launched = [line for line in output.splitlines() if "Spark Command:" in line]
+    assert len(launched) == 2 and all(DRIVER_OPTIONS in line for line in launched), launched
+    assert NO_JVM_FUNCTIONS not in output, output[-5000:]
 
     tables = _read_lake(main_python, lake)
     assert set(tables["tables"]) == GOLD_TABLES | BRONZE_SILVER_TABLES
