@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType
 
 from jobs import jvm_parsers
 from schemas.raw_lines import FAMILY_REQUEST
@@ -261,14 +262,22 @@ def assert_same_rows(left: DataFrame, right: DataFrame) -> None:
 def test_the_jar_is_built_against_the_jars_the_sessions_jvm_runs_with(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The JVM says which jars it runs with (its ``SparkContext``'s jar folder); a
-    ``SPARK_HOME`` that points elsewhere (a YARN container's, one changed after the JVM
-    started) does not change what the functions are compiled against."""
+    """The JVM says which jars it runs with (its ``SparkContext``'s jar folder), and
+    ``install`` compiles against those: a ``SPARK_HOME`` that points elsewhere (a YARN
+    container's, one changed after the JVM started) changes nothing. The compile itself is
+    a stand-in here (``test_built_once_then_taken_from_the_cache`` runs javac)."""
     jars = jvm_parsers.session_jars(spark)
     assert jars is not None
     assert any(jar.name.startswith("spark-core_") for jar in jars.glob("*.jar"))
     monkeypatch.setenv("SPARK_HOME", str(tmp_path / "elsewhere"))
-    if jvm_parsers._javac() is None:
-        pytest.skip("no JDK's javac here")
-    assert jvm_parsers.built_jar(tmp_path / "cache", jars) is not None
-    assert jvm_parsers.built_jar(tmp_path / "other", None) is None  # SPARK_HOME's: no jars
+    assert jvm_parsers.built_jar(tmp_path / "other") is None  # SPARK_HOME's: no jars
+    # install asks the JVM: a function this session lacks makes it build (a stand-in here).
+    asked: list[tuple[Path | None, Path | None]] = []
+    monkeypatch.setattr(
+        jvm_parsers, "FUNCTIONS", (("kafka_audit_no_such_function", "x", BooleanType()),)
+    )
+    monkeypatch.setattr(
+        jvm_parsers, "built_jar", lambda folder, found: asked.append((folder, found))
+    )
+    assert jvm_parsers.install(spark, tmp_path / "cache") is False
+    assert asked == [(tmp_path / "cache", jars)]
