@@ -65,6 +65,7 @@ def build(context: GoldContext) -> GoldOutput:
         windows=ReplayWindows(rules.handshake_max_gap_ms, rules.pairing_window_ms, rules.idle_ms),
         as_of=context.as_of,
         run_id=run_id,
+        materialise=reused,
     )
     # Read by the table, the readiness, the metrics and the findings: computed once.
     sessions_df = reused(result.sessions)
@@ -88,5 +89,5 @@ def build(context: GoldContext) -> GoldOutput:
             reauth_findings(sessions_df, result.handshakes, rules.failed_reauth_threshold, run_id)
         ),
         metrics=(reauth_metrics(sessions_df, result.kills, run_id),),
-        cached=(*owned, sessions_df),
+        cached=(*owned, result.handshakes, sessions_df),
     )

@@ -23,6 +23,7 @@ Connections (client ip:port, software):
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -31,6 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 from pyspark.testing import assertDataFrameEqual
 
+from jobs.reuse import release, reused
 from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
@@ -47,7 +49,7 @@ from transforms.gold.kip368_reauth.outputs import (
     reauth_metrics,
 )
 from transforms.gold.kip368_reauth.replay import connections
-from transforms.gold.kip368_reauth.sessions import ReplayWindows
+from transforms.gold.kip368_reauth.sessions import Replay, ReplayWindows
 from transforms.gold.kip368_reauth.sessions import replay as replay_frames
 
 PATH = "file:/logs/broker-1/server.log"
@@ -166,13 +168,17 @@ PROPERTIES = [
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def replay(spark: SparkSession) -> dict[str, DataFrame]:
+def replay_scenario(
+    spark: SparkSession, materialise: Callable[[DataFrame], DataFrame] | None = None
+) -> tuple[Replay, DataFrame]:
+    """The module's scenario replayed (``materialise`` as the pipeline's builder passes it, or
+    none), and its request rows."""
     auth_df = frame(spark, AUTH_EVENTS, AUTH_ROWS)
     # The kill line is a Processor line: the broker side.
     auth_df = auth_df.withColumn("side", F.coalesce("side", F.lit("broker")))
     requests = frame(spark, REQUEST_EVENTS, REQUEST_ROWS)
     props = spark.createDataFrame(PROPERTIES, NODE_PROPERTIES)
+    extra = {} if materialise is None else {"materialise": materialise}
     replayed = replay_frames(
         auth_df,
         connections(requests),
@@ -182,15 +188,47 @@ def replay(spark: SparkSession) -> dict[str, DataFrame]:
         windows=ReplayWindows(),
         as_of=AS_OF,
         run_id="r",
+        **extra,
     )
+    return replayed, requests
+
+
+@pytest.fixture(scope="module")
+def replay(spark: SparkSession) -> Iterator[dict[str, DataFrame]]:
+    """The scenario's replay as the pipeline's builder plans it: its handshakes computed once
+    (``jobs.reuse.reused``)."""
+    replayed, requests = replay_scenario(spark, reused)
     result = replayed.sessions.cache()
     shakes, kill_lines = replayed.handshakes, replayed.kills
-    return {
+    yield {
         "sessions": result,
         "shakes": shakes,
         "kills": kill_lines,
         "requests": requests,
     }
+    release([shakes, result])
+
+
+def test_handshakes_computed_once_same_replay(
+    spark: SparkSession, replay: dict[str, DataFrame]
+) -> None:
+    """``materialise`` gets the handshakes once, and the replay reads what it returns: every
+    frame of the replay is the same as when each branch plans its own handshakes."""
+    kept: list[DataFrame] = []
+
+    def materialise(df: DataFrame) -> DataFrame:
+        kept.append(df.withColumn("_materialised", F.lit(True)).drop("_materialised"))
+        return kept[-1]
+
+    planned, _ = replay_scenario(spark)
+    recorded, _ = replay_scenario(spark, materialise)
+    assert len(kept) == 1
+    assert recorded.handshakes is kept[0]
+    assert kept[0].columns == planned.handshakes.columns
+    for name in ("handshakes", "kills", "sessions"):
+        assertDataFrameEqual(getattr(recorded, name), getattr(planned, name))
+    assertDataFrameEqual(replay["shakes"], planned.handshakes)
+    assertDataFrameEqual(replay["sessions"], planned.sessions)
 
 
 SESSION_COLUMNS = (
