@@ -123,7 +123,12 @@ LONGEST_FIRST = (
 #: The modules whose tests read ``samples_lake``: one unit of work for pytest-xdist, run by one
 #: worker, so the lake is built once per test session, not once per worker (a pipeline run is
 #: minutes).
-SAMPLES_LAKE_MODULES = ("test_report.py", "test_ocsf.py", "test_notebooks.py")
+SAMPLES_LAKE_MODULES = (
+    "test_report.py",
+    "test_ocsf.py",
+    "test_notebooks.py",
+    "test_gold_reuse.py",
+)
 SAMPLES_LAKE_GROUP = "samples_lake"
 
 
