@@ -216,7 +216,8 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
     }
 
     def materialise(df: DataFrame) -> DataFrame:
-        # Computed once when auth_events has rows to link to requests; otherwise the joins
+        # The linking's shared frames (the connections aggregate, the keyed auth rows)
+        # computed once when auth_events has rows to link to requests; otherwise the joins
         # have an empty side and Spark computes nothing, which a checkpoint would undo.
         if not links_run:
             return df

@@ -33,6 +33,7 @@ from schemas.raw_lines import FAMILY_AUTH, FAMILY_REQUEST
 from schemas.request_events import REQUEST_EVENTS
 from tests.support.bronze_rows import Record, bronze_df
 from tests.support.request_lines import REQUEST_LOGGER, header, json_message
+from transforms.auth_links import DAY_SCOPE, connections
 from transforms.quarantine import parsed_rows
 from transforms.silver.auth.parse import parse_auth_events
 from transforms.silver.auth.principals import with_linked_principals
@@ -151,8 +152,9 @@ def scenario(spark: SparkSession) -> tuple[DataFrame, DataFrame]:
 
 @pytest.mark.parametrize("checkpointed", [False, True], ids=["planned", "checkpointed"])
 def test_principals_and_mechanisms_linked(spark: SparkSession, checkpointed: bool) -> None:
-    """The same links whether the connections aggregate is planned under each join or, as
-    ``jobs.pipeline.build_silver`` does, computed once (``materialise=reused``)."""
+    """The same links whether the connections aggregate and the keyed auth rows are planned
+    under each join or, as ``jobs.pipeline.build_silver`` does, computed once
+    (``materialise=reused``)."""
     auth, requests = scenario(spark)
     assert auth.count() == len(LINES)
     assert requests.count() == len(REQUESTS)
@@ -167,7 +169,11 @@ def test_principals_and_mechanisms_linked(spark: SparkSession, checkpointed: boo
         return kept[-1]
 
     actual = with_linked_principals(auth, requests, materialise=materialise)
-    assert len(kept) == 1  # one aggregate of the request log, whatever reads it
+    # One aggregate of the request log and one keyed copy of the auth rows, whatever reads them.
+    assert [sorted(df.columns) for df in kept] == [
+        sorted(connections(requests, DAY_SCOPE).columns),
+        sorted([*AUTH_EVENTS.fieldNames(), "_shake_connection", "_shake_mechanism", "_connection"]),
+    ]
     assert actual.columns == AUTH_EVENTS.fieldNames()
     assert_df_equality(
         actual.orderBy("line_number"), expected.orderBy("line_number"), ignore_nullable=True

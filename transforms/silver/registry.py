@@ -202,8 +202,8 @@ def silver_tables(
     ``auth_events`` gets the principal and mechanism its rows link to in the same days'
     ``request_events`` and handshakes (``transforms.silver.auth.principals``).
     ``materialise``: applied to the request log's connections aggregate that the linking
-    reads four times (``with_linked_principals(materialise=)``; the pipeline passes
-    ``jobs.reuse.reused``).
+    reads four times, and to the auth rows keyed by their handshake that it reads four times
+    (``with_linked_principals(materialise=)``; the pipeline passes ``jobs.reuse.reused``).
     """
     by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
     for parser, output in outputs:
