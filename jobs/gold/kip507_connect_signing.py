@@ -31,8 +31,12 @@ def build(context: GoldContext) -> GoldOutput:
     'connect') and ``context.bronze`` (node activity); ``[rules.connect]`` as
     :class:`ConnectRules`.
 
+    The internal attempts, which the table and four findings read, are computed here, once
+    (``jobs.reuse.reused``; released by the pipeline through ``GoldOutput.cached``).
+
     Raises:
         ConfigError: an unknown or mistyped ``[rules.connect]`` key.
+        pyspark.errors.PySparkException: computing the internal attempts failed.
     """
     rules = area_rules(context.config, "connect", ConnectRules)
     run_id = context.config.run_id

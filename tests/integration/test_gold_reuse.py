@@ -70,8 +70,9 @@ def test_every_checkpoint_read_is_handed_back_and_released(
 def test_frames_several_branches_read_are_computed_once(
     spark: SparkSession, outputs: dict[str, GoldOutput]
 ) -> None:
-    """The KIP-368 replay reads its handshakes in five branches and KIP-507 reads its internal
-    attempts in five outputs: each is one checkpoint the outputs share."""
+    """KIP-368's handshakes and KIP-507's internal attempts are each one checkpoint that the
+    builder hands back, and its outputs read that checkpoint (KIP-368's findings, KIP-507's
+    table and findings), not a plan of their own."""
     shakes = handshakes(spark.createDataFrame([], auth_events.AUTH_EVENTS), 1000).columns
     attempts = internal_attempts(
         spark.createDataFrame([], connect_requests.CONNECT_REQUESTS),

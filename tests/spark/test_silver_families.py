@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from jobs import pipeline
 from jobs.pipeline import build_silver, present_families
+from jobs.reuse import release
 from schemas.raw_lines import FAMILY_AUTH, FAMILY_AUTHZ
 from tests.support.bronze_rows import Record, bronze_df
 from transforms.quarantine import table_and_quarantine_columns
@@ -84,6 +85,7 @@ def test_tables_and_quarantine_equal_those_of_every_parser(spark: SparkSession) 
     )
     reasons = present.quarantine.select("line_number", F.col("reason_code").isNotNull())
     assert sorted(tuple(r) for r in reasons.collect()) == [(2, True), (4, True)]
+    release([*every.cached, *present.cached])
 
 
 def test_parsers_run_without_whole_stage_code_generation(

@@ -622,8 +622,9 @@ def replay(
         windows: the replay's time limits.
         as_of: the end of the evidence (UTC); None = the latest event time.
         run_id: the run.
-        materialise: applied to the handshakes, which five branches read (pairing,
-            re-authentications, failures, starts, the findings). Without it each branch
+        materialise: applied to the handshakes, which the pairing, the
+            re-authentications, the failures, the starts and three findings rules read
+            (``transforms.gold.kip368_reauth.outputs``). Without it each branch
             carries a copy of the handshakes' plan, and every later step is analysed and
             optimised with all of them under it; the pipeline passes ``jobs.reuse.reused``
             (KIP-368's planning on ``samples/``: about half). The rows are the same either way.
