@@ -21,27 +21,23 @@ from jobs.lake.tables import Lake, choose_engine
 from jobs.pipeline import gold_context
 from jobs.reuse import release
 from schemas import auth_events, connect_requests
+from tests.support.plans import checkpoint_reads
 from transforms.auth_links import handshakes
 from transforms.gold.kip507_connect_signing import internal_attempts
 
 
 def _checkpoints(df: DataFrame) -> dict[int, Any]:
-    """The checkpointed scans (``LogicalRDD``) under ``df``'s analysed plan, by RDD id."""
-    leaves = df._jdf.queryExecution().analyzed().collectLeaves()
-    found = {}
-    for i in range(leaves.size()):
-        leaf = leaves.apply(i)
-        if leaf.getClass().getSimpleName() == "LogicalRDD" and leaf.rdd().isCheckpointed():
-            found[leaf.rdd().id()] = leaf.rdd()
-    return found
+    """The checkpointed scans under ``df``'s analysed plan, by RDD id."""
+    return dict(checkpoint_reads(df))
 
 
 @pytest.fixture(scope="module")
-def outputs(spark: SparkSession, samples_lake: Path) -> Iterator[dict[str, GoldOutput]]:
+def outputs(
+    spark: SparkSession, samples_lake: Path, samples_dir: Path
+) -> Iterator[dict[str, GoldOutput]]:
     """Each builder's output on the samples lake, planned as ``jobs.pipeline`` plans gold (no
     reductions computed beforehand: each builder computes and hands back its own)."""
-    sources_root = Path(__file__).resolve().parents[2] / "samples"
-    config = RunConfig(sources=(SourceSpec(str(sources_root)),), lake=str(samples_lake))
+    config = RunConfig(sources=(SourceSpec(str(samples_dir)),), lake=str(samples_lake))
     lake = Lake(spark, str(samples_lake), choose_engine(spark, "embedded"))
     context = gold_context(
         lake, discover_sources(config.sources), config, fingerprint_key(str(samples_lake))

@@ -37,6 +37,7 @@ from schemas.auth_events import AUTH_EVENTS
 from schemas.node_properties import NODE_PROPERTIES
 from schemas.reauth_sessions import REAUTH_SESSIONS
 from schemas.request_events import REQUEST_EVENTS
+from tests.support.plans import checkpoint_reads
 from transforms.gold.kip368_reauth.config import (
     DEFAULT_CAPABILITIES,
     capabilities_frame,
@@ -209,17 +210,6 @@ def replay(spark: SparkSession) -> Iterator[dict[str, DataFrame]]:
     release([shakes, result])
 
 
-def _checkpoint_reads(df: DataFrame, rdd_id: int) -> int:
-    """How many leaves of ``df``'s analysed plan scan the checkpointed RDD ``rdd_id``."""
-    leaves = df._jdf.queryExecution().analyzed().collectLeaves()
-    return sum(
-        1
-        for i in range(leaves.size())
-        if leaves.apply(i).getClass().getSimpleName() == "LogicalRDD"
-        and leaves.apply(i).rdd().id() == rdd_id
-    )
-
-
 def test_handshakes_computed_once_same_replay(
     spark: SparkSession, replay: dict[str, DataFrame]
 ) -> None:
@@ -239,8 +229,8 @@ def test_handshakes_computed_once_same_replay(
     assert recorded.handshakes is kept[0]
     assert kept[0].columns == planned.handshakes.columns
     rdd_id = kept[0]._jdf.queryExecution().analyzed().rdd().id()
-    assert _checkpoint_reads(recorded.sessions, rdd_id) >= 4
-    assert _checkpoint_reads(planned.sessions, rdd_id) == 0
+    assert [i for i, _ in checkpoint_reads(recorded.sessions)].count(rdd_id) >= 4
+    assert rdd_id not in [i for i, _ in checkpoint_reads(planned.sessions)]
     for name in ("handshakes", "kills", "sessions"):
         assertDataFrameEqual(getattr(recorded, name), getattr(planned, name))
     assertDataFrameEqual(replay["shakes"], planned.handshakes)
