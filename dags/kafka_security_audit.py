@@ -61,7 +61,7 @@ EXPORT_ARGS_TEMPLATE = (
 FAIL_ON = ("low", "medium", "high")
 EXIT_FINDINGS = 4
 
-# The gold tables (jobs/gold/*.py and jobs/pipeline.py's gold_plan): rewritten whole by every
+# The gold tables (jobs/gold/*.py and jobs/pipeline.py's stacked_plan): rewritten whole by every
 # run, so each successful run updates every one of them. tests_airflow checks the list
 # against the tables a run writes.
 GOLD_TABLES = (

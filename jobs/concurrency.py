@@ -20,12 +20,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pyspark.sql import SparkSession
 from pyspark.util import inheritable_thread_target
 
 T = TypeVar("T")
+A = TypeVar("A")
+B = TypeVar("B")
 
 DRIVER_THREADS = "spark.kafkaAudit.driverThreads"
 """Session setting (``spark.conf``; ``[spark.conf]`` of the config file, or spark-submit's
@@ -81,3 +83,14 @@ def concurrently(spark: SparkSession, parts: Sequence[Callable[[], T]]) -> list[
         if error is not None:
             raise error
     return [future.result() for future in futures]
+
+
+def beside(spark: SparkSession, first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
+    """``(first(), second())``, the two computed at once on two driver threads when
+    ``driver_threads`` allows it (``concurrently``), else one after the other.
+
+    Raises:
+        Whatever ``first`` or ``second`` raises (``first``'s error when both fail).
+    """
+    results = concurrently(spark, [first, second])
+    return cast(A, results[0]), cast(B, results[1])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import partial
@@ -25,11 +25,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from jobs.concurrency import concurrently
+from jobs.concurrency import beside, concurrently
 from jobs.config import RunConfig
 from jobs.coverage import attempt_app_id, coverage_frame, evidence_window
 from jobs.fingerprint_keys import fingerprint_key, token_secret
-from jobs.gold.context import Gold, GoldContext, PlannedTable, Reduction
+from jobs.gold.context import Gold, GoldContext, GoldOutput, PlannedTable, Reduction
 from jobs.gold.registry import GOLD_TABLES, build_gold, reductions
 from jobs.ingest import read_lines, sources_frame
 from jobs.inputs import (
@@ -82,6 +82,7 @@ from transforms.silver.registry import (
     Parser,
     empty_output,
     parsed,
+    silver_table,
     silver_tables,
 )
 from transforms.silver.registry import quarantine as quarantine_of
@@ -115,6 +116,27 @@ class Silver:
     silver: dict[str, DataFrame]
     quarantine: DataFrame
     cached: tuple[DataFrame, ...]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """The parsers' outputs on some bronze rows (``parse_bronze``), each computed once, and
+    the frames the silver tables planned from them compute once.
+
+    Attributes:
+        outputs: (parser, output) pairs in ``PARSERS`` order, each output narrowed by
+            ``transforms.quarantine.table_and_quarantine_columns``.
+        materialise: what ``transforms.silver.registry.silver_table`` applies to the
+            linking's shared frames: each computed once (``jobs.reuse.reused``) and added to
+            ``cached``.
+        cached: the outputs computed, and each shared frame once a table that reads it is
+            planned (the tables may be planned on several threads). Release them
+            (``jobs.reuse.release``) once every table is written.
+    """
+
+    outputs: list[tuple[Parser, DataFrame]]
+    materialise: Callable[[DataFrame], DataFrame]
+    cached: list[DataFrame]
 
 
 @dataclass(frozen=True)
@@ -165,7 +187,29 @@ def build_bronze(
     numbered = numbered_lines(headed)
     narrow = narrow_lines(numbered).persist(disk)
     runs = continuation_runs(narrow).persist(disk)
-    runs.count()  # materialised: the planner sizes the broadcast from the cached rows
+    # The three computed by one job (``runs.count``) while the plans over them are made on
+    # another driver thread: those plans are analysed only, and the first query planned for
+    # running (a write, after this returns) sizes the broadcast from the cached rows.
+    _, (records, bronze, dates, folded) = beside(
+        spark,
+        runs.count,
+        partial(_over_lines, spark, sources, config, key, (numbered, narrow, runs)),
+    )
+    return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(headed, narrow, runs))
+
+
+def _over_lines(
+    spark: SparkSession,
+    sources: Sequence[SourceFile],
+    config: RunConfig,
+    key: bytes,
+    layers: tuple[DataFrame, DataFrame, DataFrame],
+) -> tuple[DataFrame, DataFrame, DataFrame, DataFrame]:
+    """``build_bronze``'s plans over its layers (the numbered lines, the narrow lines, the
+    continuation runs): the records with node ids and families, the bronze rows of the
+    window, the records' dates and the folded records without their text. Plans only:
+    nothing here runs a Spark job."""
+    numbered, narrow, runs = layers
     files = sources_frame(spark, sources)
     printed = narrow.where(F.col("line_kind").isin(*RECORD_STARTS))
     records = (
@@ -175,9 +219,7 @@ def build_bronze(
     )
     in_run = records.where(in_window(F.col("log_ts"), config.start, config.end))
     bronze = to_raw_lines(in_run, config.run_id, key)
-    dates = record_dates(narrow, runs, files)
-    folded = fold_records(narrow, runs)
-    return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(headed, narrow, runs))
+    return records, bronze, record_dates(narrow, runs, files), fold_records(narrow, runs)
 
 
 def present_families(bronze: DataFrame) -> set[str | None]:
@@ -195,21 +237,23 @@ def present_families(bronze: DataFrame) -> set[str | None]:
 PARSE_CONF: Mapping[str, str] = {"spark.sql.codegen.wholeStage": "false"}
 
 
-def build_silver(bronze: DataFrame, families: Collection[str | None] | None = None) -> Silver:
-    """Plan every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows): the silver
-    tables and the quarantine. Each parser's output is computed once (``jobs.reuse.reused``:
-    its consumers' plans start at a scan of it), narrowed to the columns its table and the
-    quarantine read (the full text only on rejected records): it feeds a silver table and the
-    quarantine (a run's accounting and gold read those back from the lake). The parsers are
-    planned and computed side by side, on several driver threads (``jobs.concurrency``), with
-    ``PARSE_CONF``'s settings.
+def parse_bronze(bronze: DataFrame, families: Collection[str | None] | None = None) -> Parsed:
+    """Every parser on ``bronze`` (``schemas.raw_lines.RAW_LINES`` rows), its output computed
+    once (``jobs.reuse.reused``: its consumers' plans start at a scan of it) and narrowed to
+    the columns its table and the quarantine read (the full text only on rejected records): it
+    feeds a silver table and the quarantine (a run's accounting and gold read those back from
+    the lake). The parsers are planned and computed side by side, on several driver threads
+    (``jobs.concurrency``), with ``PARSE_CONF``'s settings.
 
     ``families``: the families ``bronze`` holds (``present_families``), when known. A parser
     of any other family is neither planned nor run: an empty frame of its narrowed output's
     columns stands for what it would give (no row). The tables are the same either way.
+
+    Raises:
+        Whatever computing a parser's output raises (``pyspark.errors`` exceptions).
     """
     run = {id(parser) for parser in PARSERS if families is None or parser.family in families}
-    aggregates: list[DataFrame] = []
+    cached: list[DataFrame] = []
     links_run = {parser.table for parser in PARSERS if id(parser) in run} >= {
         auth_events.TABLE_NAME,
         request_events.TABLE_NAME,
@@ -221,8 +265,9 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
         # have an empty side and Spark computes nothing, which a checkpoint would undo.
         if not links_run:
             return df
-        aggregates.append(reused(df))
-        return aggregates[-1]
+        shared = reused(df)
+        cached.append(shared)
+        return shared
 
     def output(parser: Parser) -> DataFrame:
         if id(parser) not in run:
@@ -235,14 +280,18 @@ def build_silver(bronze: DataFrame, families: Collection[str | None] | None = No
     with runtime_settings(spark, PARSE_CONF):
         computed = concurrently(spark, [partial(output, parser) for parser in PARSERS])
     outputs = list(zip(PARSERS, computed, strict=True))
-    tables = silver_tables(outputs, materialise)
+    cached.extend(output for parser, output in outputs if id(parser) in run)
+    return Parsed(outputs=outputs, materialise=materialise, cached=cached)
+
+
+def build_silver(bronze: DataFrame, families: Collection[str | None] | None = None) -> Silver:
+    """Plan every parser on ``bronze`` (``parse_bronze``, whose outputs are computed here) and
+    from their outputs the silver tables (``transforms.silver.registry.silver_tables``) and
+    the quarantine."""
+    outputs = parse_bronze(bronze, families)
+    tables = silver_tables(outputs.outputs, outputs.materialise)
     return Silver(
-        silver=tables,
-        quarantine=quarantine_of(outputs),
-        cached=(
-            *[output for parser, output in outputs if id(parser) in run],
-            *aggregates,
-        ),
+        silver=tables, quarantine=quarantine_of(outputs.outputs), cached=tuple(outputs.cached)
     )
 
 
@@ -285,12 +334,27 @@ def replaced_dates(dates: DataFrame, config: RunConfig) -> list[date | None]:
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
-Plan = list[PlannedTable]
+#: A table planned by the write that writes it, on that write's driver thread (``_write_all``):
+#: tables that are costly to plan are then planned side by side, each beside other writes.
+Deferred = Callable[[], PlannedTable]
+#: The tables of one group of writes, each planned already or deferred.
+Plan = list[PlannedTable | Deferred]
 
 
-#: Tables one run writes: raw_lines; silver, quarantine and run_coverage; the gold builders'
-#: tables, security_metrics and findings (the progress bar's ``tables k/N``).
-TABLES_PER_RUN = 1 + len(SILVER_TABLES) + 2 + len(GOLD_TABLES) + 2
+#: The tables one run writes, in the run's order: raw_lines; silver, quarantine and
+#: run_coverage; the gold builders' tables, security_metrics and findings (a table's place
+#: here is its ``k`` in the log's ``writing <table> (k/N)``).
+RUN_TABLES: tuple[str, ...] = (
+    raw_lines.TABLE_NAME,
+    *SILVER_TABLES,
+    quarantine.TABLE_NAME,
+    run_coverage.TABLE_NAME,
+    *GOLD_TABLES,
+    security_metrics.TABLE_NAME,
+    findings.TABLE_NAME,
+)
+#: How many tables one run writes (the progress bar's ``tables k/N``).
+TABLES_PER_RUN = len(RUN_TABLES)
 
 
 def _write_all(
@@ -304,13 +368,30 @@ def _write_all(
     whole table when ``dates`` is None; each table written is counted on ``stages``.
 
     The tables of a plan are independent (each its own rows and its own commit): they are
-    written from several driver threads at once (``jobs.concurrency``); the results come in
-    the plan's order. ``(k/N)`` in the log is a table's place in the run's order of tables.
+    written from several driver threads at once (``jobs.concurrency``), a deferred table
+    planned on the thread that writes it; the results come in the plan's order. The session
+    settings the engine's writes need (``Lake.writes``) are set for the span of the call.
     """
-    first = 0 if stages is None else stages.tables_written
+    with lake.writes():
+        return _write_tables(lake, plan, dates, app_id, stages)
 
-    def write(index: int, table: PlannedTable) -> WriteResult:
-        position = "" if stages is None else f" ({first + index + 1}/{TABLES_PER_RUN})"
+
+def _write_tables(
+    lake: Lake,
+    plan: Plan,
+    dates: list[date | None] | None,
+    app_id: str,
+    stages: Progress | None = None,
+) -> list[WriteResult]:
+    """``_write_all`` inside a ``Lake.writes`` block that the caller holds (several threads
+    may then call this at once)."""
+
+    def write(entry: PlannedTable | Deferred) -> WriteResult:
+        table = entry if isinstance(entry, PlannedTable) else entry()
+        if stages is None or table.name not in RUN_TABLES:
+            position = ""
+        else:
+            position = f" ({RUN_TABLES.index(table.name) + 1}/{TABLES_PER_RUN})"
         log.info("writing %s%s", table.name, position)
         result = lake.write(
             small_input_partitions(table.df),
@@ -325,8 +406,7 @@ def _write_all(
             stages.table_written(table.name)
         return result
 
-    with lake.writes():
-        return concurrently(lake.spark, [partial(write, i, table) for i, table in enumerate(plan)])
+    return concurrently(lake.spark, [partial(write, entry) for entry in plan])
 
 
 def bronze_plan(bronze: Bronze) -> Plan:
@@ -339,20 +419,21 @@ def bronze_plan(bronze: Bronze) -> Plan:
     ]
 
 
-def silver_plan(silver: Silver, coverage: DataFrame) -> Plan:
+def silver_plan(parsed: Parsed, coverage: DataFrame) -> Plan:
     """Silver, quarantine and the run's ``run_coverage`` rows: the run's date partitions,
-    written before gold, which reads them back."""
+    written before gold, which reads them back. ``request_events`` is planned here (two other
+    tables read it); the other silver tables and the quarantine are deferred (``Deferred``):
+    each is planned from the parsers' outputs by its own write, ``auth_events``' linking (its
+    checkpoints included) beside the other writes."""
+    requests = silver_table(request_events.TABLE_NAME, parsed.outputs)
     return [
         *[
-            PlannedTable(name, silver.silver[name], schema, partition)
-            for name, (schema, partition) in SILVER_TABLES.items()
+            PlannedTable(name, requests, *SILVER_TABLES[name])
+            if name == request_events.TABLE_NAME
+            else partial(_silver_table, parsed, name, requests)
+            for name in SILVER_TABLES
         ],
-        PlannedTable(
-            quarantine.TABLE_NAME,
-            silver.quarantine,
-            quarantine.QUARANTINE,
-            quarantine.PARTITION_COLUMNS,
-        ),
+        partial(_quarantine_table, parsed),
         PlannedTable(
             run_coverage.TABLE_NAME,
             coverage,
@@ -362,9 +443,23 @@ def silver_plan(silver: Silver, coverage: DataFrame) -> Plan:
     ]
 
 
-def gold_plan(context: GoldContext, gold: Gold) -> Plan:
-    """Every gold table, rewritten whole: the builders' tables, security_metrics (the lake's
-    silver counts + the builders' metrics) and the findings of every builder."""
+def _silver_table(parsed: Parsed, name: str, requests: DataFrame) -> PlannedTable:
+    rows = silver_table(name, parsed.outputs, parsed.materialise, requests)
+    return PlannedTable(name, rows, *SILVER_TABLES[name])
+
+
+def _quarantine_table(parsed: Parsed) -> PlannedTable:
+    return PlannedTable(
+        quarantine.TABLE_NAME,
+        quarantine_of(parsed.outputs),
+        quarantine.QUARANTINE,
+        quarantine.PARTITION_COLUMNS,
+    )
+
+
+def stacked_plan(context: GoldContext, gold: Gold) -> Plan:
+    """The gold tables that stack every builder's output, rewritten whole: security_metrics
+    (the lake's silver counts + the builders' metrics) and the findings of every builder."""
     metrics = compute_security_metrics(
         context.silver[auth_events.TABLE_NAME],
         context.silver[authz_decisions.TABLE_NAME],
@@ -373,7 +468,6 @@ def gold_plan(context: GoldContext, gold: Gold) -> Plan:
     if gold.metrics is not None:
         metrics = metrics.unionByName(gold.metrics)
     return [
-        *gold.tables,
         PlannedTable(
             security_metrics.TABLE_NAME,
             metrics,
@@ -573,6 +667,77 @@ def input_bytes(sources: Sequence[SourceFile]) -> int:
     return total
 
 
+def _line_counts(bronze: Bronze) -> DataFrame:
+    """The accounting's counts of every line (``file_line_counts``: one row per file), computed
+    now, while the lines are in memory: by the end of a 10M-line run the persisted layers have
+    spilled to disk. Release it when the accounting is done."""
+    return reused(file_line_counts(bronze.narrow, bronze.folded))
+
+
+def _write_bronze(
+    lake: Lake, bronze: Bronze, config: RunConfig, app_id: str, stages: Progress
+) -> tuple[list[date | None], list[WriteResult]]:
+    """The date partitions the run replaces (``replaced_dates``) and bronze written into them
+    (``raw_lines``)."""
+    dates = replaced_dates(bronze.dates, config)
+    return dates, _write_all(lake, bronze_plan(bronze), dates, app_id, stages)
+
+
+def _gold_and_accounting(
+    lake: Lake,
+    context: GoldContext,
+    tally: Callable[[], list[dict[str, Any]]],
+    app_id: str,
+    stages: Progress,
+) -> tuple[Gold, list[WriteResult], list[dict[str, Any]]]:
+    """Gold planned and written (``build_gold``, ``stacked_plan``) and the accounting's rows
+    (``tally``), gold's whole-lake reductions released.
+
+    Gold reads the lake's silver tables, not the logs: a large input's silver can be small
+    (50 MB for 1M lines), and gold's many small stages then run as a small input's do
+    (``small_input_settings``). The accounting reads the lake's bronze and silver, not gold:
+    it runs beside gold (``jobs.concurrency.beside``) unless gold alone runs with those
+    settings, which are the session's and would apply to it too.
+    """
+    spark = lake.spark
+    silver_bytes = lake.size_bytes(list(SILVER_TABLES))
+    together = small_input_active(spark) or silver_bytes >= SMALL_INPUT_BYTES
+    stages.stage("gold and accounting: replay rules, write, count" if together
+                 else "gold: replay rules, write")  # fmt: skip
+    context = gold_reductions(context, silver_bytes)
+
+    def gold_written() -> tuple[Gold, list[WriteResult]]:
+        # Each builder's tables written on its thread as soon as it is built, beside the
+        # builders still planning; then the two tables that stack every builder's output.
+        written: dict[str, WriteResult] = {}
+
+        def write(output: GoldOutput) -> None:
+            for result in _write_tables(lake, list(output.tables), None, app_id, stages):
+                written[result.table] = result
+
+        with small_input_settings(spark, silver_bytes, what="silver for gold"), lake.writes():
+            gold = build_gold(context, built=write)
+            stacked = _write_tables(lake, stacked_plan(context, gold), None, app_id, stages)
+        return gold, [written[name] for name in gold.names] + stacked
+
+    if together:
+        (gold, results), accounted = beside(spark, gold_written, tally)
+        stages.stage("summary")
+    else:
+        gold, results = gold_written()
+        stages.stage("accounting and summary")
+        accounted = tally()
+    release(context.reduced.values())
+    return gold, results, accounted
+
+
+def _accounted(
+    lake: Lake, line_counts: DataFrame, bronze_rows: DataFrame, dates: list[date | None]
+) -> list[dict[str, Any]]:
+    """The rows of ``account``, collected on the driver (one per file)."""
+    return [row.asDict() for row in account(lake, line_counts, bronze_rows, dates).collect()]
+
+
 def _run(
     config: RunConfig,
     java: str | None,
@@ -589,12 +754,12 @@ def _run(
     key = fingerprint_key(config.lake, config.fingerprint_key_env, config.fingerprint_key_file)
     stages.stage("bronze and silver: parse, write")
     bronze = build_bronze(spark, sources, config, key)
-    # The accounting's counts of every line, computed while the lines are in memory: by the
-    # end of a 10M-line run the persisted layers have spilled to disk. One row per file.
-    line_counts = reused(file_line_counts(bronze.narrow, bronze.folded))
-    dates = replaced_dates(bronze.dates, config)
     app_id = attempt_app_id(config.run_id)
-    results = _write_all(lake, bronze_plan(bronze), dates, app_id, stages)
+    line_counts, (dates, results) = beside(
+        spark,
+        partial(_line_counts, bronze),
+        partial(_write_bronze, lake, bronze, config, app_id, stages),
+    )
     # Nothing reads the lines' layers from here on: their memory goes to silver and gold.
     release(bronze.cached)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan
@@ -603,24 +768,18 @@ def _run(
     # holds.
     bronze_rows = written(lake, raw_lines.TABLE_NAME, raw_lines.RAW_LINES,
                           raw_lines.PARTITION_COLUMNS[0], dates)  # fmt: skip
-    silver = build_silver(bronze_rows, present_families(bronze_rows))
+    parsed_bronze = parse_bronze(bronze_rows, present_families(bronze_rows))
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
-    results += _write_all(lake, silver_plan(silver, coverage), dates, app_id, stages)
+    results += _write_all(lake, silver_plan(parsed_bronze, coverage), dates, app_id, stages)
     # Gold and the accounting read silver back from the lake.
-    release(silver.cached)
-    stages.stage("gold: replay rules, write")
-    # Gold reads the lake's silver tables, not the logs: a large input's silver can be small
-    # (50 MB for 1M lines), and gold's many small stages then run as a small input's do.
-    silver_bytes = lake.size_bytes(list(SILVER_TABLES))
-    context = gold_reductions(gold_context(lake, sources, config, key), silver_bytes)
-    with small_input_settings(spark, silver_bytes, what="silver for gold"):
-        gold = build_gold(context)
-        results += _write_all(lake, gold_plan(context, gold), None, app_id, stages)
-    stages.stage("accounting and summary")
-    accounting = account(lake, line_counts, bronze_rows, dates)
-    rows = with_file_issues([row.asDict() for row in accounting.collect()], damaged)
+    release(parsed_bronze.cached)
+    context = gold_context(lake, sources, config, key)
+    tally = partial(_accounted, lake, line_counts, bronze_rows, dates)
+    gold, gold_results, accounted = _gold_and_accounting(lake, context, tally, app_id, stages)
+    results += gold_results
+    rows = with_file_issues(accounted, damaged)
     readiness, found = audit_summary(lake, dates)
-    release([line_counts, *context.reduced.values(), *gold.cached])
+    release([line_counts, *gold.cached])
     return RunSummary(
         run_id=config.run_id,
         engine=str(lake.engine),

@@ -10,7 +10,7 @@ whole by every run (docs/reruns.md). This module lists the builders and stacks t
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
 from pyspark.sql import DataFrame
@@ -23,7 +23,7 @@ from jobs.gold import (
     kip590_forwarding,
     kip801_authorizer,
 )
-from jobs.gold.context import Builder, Gold, GoldContext, PlannedTable, Reduction
+from jobs.gold.context import Builder, Gold, GoldContext, GoldOutput, PlannedTable, Reduction
 from schemas import (
     authorizer_readiness,
     connect_internal_requests,
@@ -71,14 +71,28 @@ def reductions() -> Mapping[str, Reduction]:
     return found
 
 
-def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) -> Gold:
+def build_gold(
+    context: GoldContext,
+    selected: Sequence[Builder] | None = None,
+    built: Callable[[GoldOutput], object] | None = None,
+) -> Gold:
     """Plan every gold builder (nothing runs until an action, except the frames a builder
     computes once, ``jobs.reuse.reused``). The builders are independent: they run side by side
     on several driver threads (``jobs.concurrency``), their outputs taken in their order.
 
+    Args:
+        context: the builders' inputs.
+        selected: the builders to run (all of ``builders()`` when None).
+        built: called with each builder's output on the builder's thread as soon as the
+            builder returns (the pipeline writes the builder's tables there, beside the
+            builders still planning).
+
     Returns:
         Their tables; their findings stacked into one frame of ``FINDINGS`` (empty when no
         builder has findings); their extra metrics stacked (None when there are none).
+
+    Raises:
+        Whatever a builder or ``built`` raises (the first in the builders' order).
     """
     tables: list[PlannedTable] = []
     findings: list[DataFrame] = []
@@ -86,7 +100,9 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     cached: list[DataFrame] = []
     chosen = builders() if selected is None else selected
     # Each builder planned (and its reused frames computed) on a driver thread of its own.
-    outputs = concurrently(context.spark, [partial(build, context) for build in chosen])
+    outputs = concurrently(
+        context.spark, [partial(_built, build, context, built) for build in chosen]
+    )
     for output in outputs:
         tables.extend(output.tables)
         findings.extend(output.findings)
@@ -102,3 +118,12 @@ def build_gold(context: GoldContext, selected: Sequence[Builder] | None = None) 
     if selected is None and tuple(names) != GOLD_TABLES:
         raise RuntimeError(f"bug: gold builders planned {names}, GOLD_TABLES lists {GOLD_TABLES}")
     return Gold(tables=tables, findings=stacked, metrics=extra, names=names, cached=cached)
+
+
+def _built(
+    build: Builder, context: GoldContext, built: Callable[[GoldOutput], object] | None
+) -> GoldOutput:
+    output = build(context)
+    if built is not None:
+        built(output)
+    return output

@@ -12,7 +12,7 @@ from functools import partial
 import pytest
 from pyspark.sql import SparkSession
 
-from jobs.concurrency import DRIVER_THREADS, concurrently, driver_threads
+from jobs.concurrency import DRIVER_THREADS, beside, concurrently, driver_threads
 from jobs.lake.settings import runtime_settings
 
 
@@ -92,3 +92,29 @@ def test_one_thread_runs_the_parts_in_turn_in_the_calling_thread(spark: SparkSes
             concurrently(spark, [partial(part, i) for i in range(3)])
     assert ran == [threading.current_thread().name] * 4  # the part after the failure: not run
     assert concurrently(spark, []) == []
+
+
+def test_beside_gives_both_results_computed_at_once(spark: SparkSession) -> None:
+    both = threading.Barrier(2, timeout=10)
+
+    def first() -> str:
+        both.wait()  # returns only once the second part runs too
+        return "first"
+
+    def second() -> int:
+        both.wait()
+        return spark.range(3).count()
+
+    with threads(spark, 2):
+        assert beside(spark, first, second) == ("first", 3)
+    with threads(spark, 1), pytest.raises(threading.BrokenBarrierError):
+        both.reset()
+        beside(spark, partial(both.wait, 0.2), lambda: 0)  # in turn: the first waits alone
+
+
+def test_beside_raises_the_first_parts_error(spark: SparkSession) -> None:
+    def fails(message: str) -> None:
+        raise ValueError(message)
+
+    with threads(spark, 2), pytest.raises(ValueError, match="first"):
+        beside(spark, partial(fails, "first"), partial(fails, "second"))

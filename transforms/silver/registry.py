@@ -195,7 +195,21 @@ def silver_tables(
     outputs: Sequence[tuple[Parser, DataFrame]],
     materialise: Callable[[DataFrame], DataFrame] = lambda df: df,
 ) -> dict[str, DataFrame]:
-    """Every silver table's rows, exactly in its schema, from the parsers' outputs.
+    """Every silver table's rows, exactly in its schema, from the parsers' outputs: each
+    ``silver_table(name, outputs, materialise)`` of ``SILVER_TABLES``, by table name."""
+    requests = silver_table(request_events.TABLE_NAME, outputs)
+    return {name: silver_table(name, outputs, materialise, requests) for name in SILVER_TABLES}
+
+
+def silver_table(
+    name: str,
+    outputs: Sequence[tuple[Parser, DataFrame]],
+    materialise: Callable[[DataFrame], DataFrame] = lambda df: df,
+    requests: DataFrame | None = None,
+) -> DataFrame:
+    """The silver table ``name``'s rows, exactly in its schema, from the parsers' outputs
+    (``Parser.table``: the parsers that feed it). Each table is planned on its own: a caller
+    may plan several at once, on several threads.
 
     ``token_events`` also receives the rows derived from the delegation-token requests of
     ``request_events`` (``transforms.silver.tokens.token_events_from_requests``);
@@ -204,17 +218,31 @@ def silver_tables(
     ``materialise``: applied to the request log's connections aggregate that the linking
     reads four times, and to the auth rows keyed by their handshake that it reads four times
     (``with_linked_principals(materialise=)``; the pipeline passes ``jobs.reuse.reused``).
+    ``requests``: ``request_events``' rows as this function plans them from the same
+    ``outputs``, when the caller has them already (both tables above read them); planned
+    here otherwise.
+
+    Input: ``outputs``, pairs of a parser and its output (``parsed``, or narrowed by
+    ``transforms.quarantine.table_and_quarantine_columns``). Output: the table's columns
+    (``SILVER_TABLES[name]``'s schema), its parsed rows only.
+
+    Raises:
+        KeyError: ``name`` is not a silver table.
     """
-    by_table: dict[str, list[DataFrame]] = {name: [] for name in SILVER_TABLES}
-    for parser, output in outputs:
-        by_table[parser.table].append(parsed_rows(output, parser.schema))
-    tables = {name: union_by_name(frames) for name, frames in by_table.items()}
-    requests = tables[request_events.TABLE_NAME]
-    derived = token_events_from_requests(requests)
-    tables[token_events.TABLE_NAME] = tables[token_events.TABLE_NAME].unionByName(derived)
-    auth = tables[auth_events.TABLE_NAME]
-    tables[auth_events.TABLE_NAME] = with_linked_principals(auth, requests, materialise=materialise)
-    return tables
+    table = _parsed_table(name, outputs)
+    if name not in (token_events.TABLE_NAME, auth_events.TABLE_NAME):
+        return table
+    if requests is None:
+        requests = _parsed_table(request_events.TABLE_NAME, outputs)
+    if name == token_events.TABLE_NAME:
+        return table.unionByName(token_events_from_requests(requests))
+    return with_linked_principals(table, requests, materialise=materialise)
+
+
+def _parsed_table(name: str, outputs: Sequence[tuple[Parser, DataFrame]]) -> DataFrame:
+    """The parsed rows of the parsers that feed table ``name``, stacked (``parsed_rows``)."""
+    frames = [parsed_rows(output, p.schema) for p, output in outputs if p.table == name]
+    return union_by_name(frames)
 
 
 def quarantine(outputs: Sequence[tuple[Parser, DataFrame]]) -> DataFrame:
