@@ -99,6 +99,34 @@ def conformed(column: Column, field: StructField) -> Column:
     return F.coalesce(checked, F.lit(stand_in).cast(field.dataType)).alias(field.name)
 
 
+def conformed_rows(df: DataFrame, schema: StructType) -> DataFrame:
+    """``df``'s columns named by ``schema``, each ``conformed`` to its field, in ``schema``'s
+    order. A column that conforms already (an optional field's type, nullable) is taken as it
+    is: the same values, type and nullability, with less for Spark to analyse in every plan
+    over the result. A required field is always checked (``conformed``).
+
+    Input columns: every field of ``schema`` by name. Output columns: exactly ``schema``.
+
+    Raises:
+        TypeError: as ``conformed``.
+    """
+    given = {f.name: f for f in df.schema.fields}
+
+    def column(field: StructField) -> Column:
+        source = given.get(field.name)
+        if source is not None and _conforms(source, field):
+            return F.col(field.name)
+        return conformed(F.col(field.name), field)
+
+    return df.select(*[column(f) for f in schema.fields])
+
+
+def _conforms(source: StructField, field: StructField) -> bool:
+    """Whether a column of ``source``'s type and nullability needs nothing to be the optional
+    ``field``: the same type (nested nullability included), both nullable."""
+    return field.nullable and source.nullable and source.dataType == field.dataType
+
+
 def parsed_rows(parsed: DataFrame, schema: StructType) -> DataFrame:
     """Rows a parser accepted (``reason_code`` null), shaped to the table contract ``schema``.
 
@@ -111,7 +139,7 @@ def parsed_rows(parsed: DataFrame, schema: StructType) -> DataFrame:
     Null behaviour: a null in a required field of an accepted row fails the query.
     """
     accepted = parsed.where(F.col("reason_code").isNull())
-    return accepted.select(*[conformed(F.col(f.name), f) for f in schema.fields])
+    return conformed_rows(accepted, schema)
 
 
 #: Columns of a parser's output that ``quarantine_rows`` reads, besides the reasons and raw.
@@ -182,4 +210,4 @@ def quarantine_rows(parsed: DataFrame) -> DataFrame:
         F.coalesce(F.length(raw) > RAW_MAX_CHARS, F.lit(False)).alias("raw_truncated"),
         "log_date",
     )
-    return rejected.select(*[conformed(F.col(f.name), f) for f in QUARANTINE.fields])
+    return conformed_rows(rejected, QUARANTINE)

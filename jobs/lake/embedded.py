@@ -129,10 +129,15 @@ def session_settings(spark: SparkSession) -> Iterator[None]:
 
 def _guarded(df: DataFrame, spec: WriteSpec, schema: StructType) -> DataFrame:
     """``df`` cast to ``schema``, failing the write on a null in a NOT NULL column or a row
-    outside the replaced partitions (``raise_error``: the job fails, nothing is committed)."""
+    outside the replaced partitions (``raise_error``: the job fails, nothing is committed).
+    A column of the field's type already is not cast."""
+    given = {f.name: f for f in df.schema.fields}
     columns: list[Column] = []
     for field in schema.fields:
-        value = F.col(field.name).cast(field.dataType)
+        source = given.get(field.name)
+        value = F.col(field.name)
+        if source is None or source.dataType != field.dataType:
+            value = value.cast(field.dataType)
         if not field.nullable:
             refusal = f"column {field.name} is NOT NULL in the table but a row has null"
             value = F.when(value.isNull(), F.raise_error(F.lit(refusal))).otherwise(value)

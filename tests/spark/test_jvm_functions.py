@@ -1,6 +1,7 @@
 """``jobs.jvm_functions``: column functions resolved once give the same columns as PySpark's
-own per-call resolution, with no reflection round trip once resolved; on another PySpark
-release nothing is replaced."""
+own per-call resolution, with no reflection round trip once resolved; casts to Spark type
+objects the same columns as PySpark's, the type parsed once; on another PySpark release nothing
+is replaced."""
 
 from __future__ import annotations
 
@@ -15,6 +16,15 @@ from py4j.clientserver import ClientServerConnection
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.functions import builtin
+from pyspark.sql.types import (
+    ArrayType,
+    DecimalType,
+    IntegerType,
+    LongType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from jobs import jvm_functions
 
@@ -79,3 +89,62 @@ def test_another_pyspark_release_is_left_alone(
     monkeypatch.setattr(pyspark, "__version__", "4.1.1")
     assert jvm_functions.install() is False
     assert builtin._get_jvm_function is own
+
+
+def _commands(build: Any) -> list[str]:
+    """Every py4j command sent while ``build`` runs."""
+    sent: list[str] = []
+    original = ClientServerConnection.send_command
+
+    def counted(self: ClientServerConnection, command: str) -> Any:
+        sent.append(command)
+        return original(self, command)
+
+    ClientServerConnection.send_command = counted
+    try:
+        build()
+    finally:
+        ClientServerConnection.send_command = original
+    return sent
+
+
+def _casts(spark: SparkSession) -> DataFrame:
+    """Casts to Spark type objects (nested, decimal, timestamp) and to type names, nulls in."""
+    rows = [("1", "2026-11-27 10:00:00", "1.50"), (None, None, None), ("-3", "2026-11-28", "2")]
+    df = spark.createDataFrame(rows, "n string, t string, d string")
+    nested = StructType([StructField("n", LongType()), StructField("t", TimestampType())])
+    return df.select(
+        F.col("n").cast(LongType()).alias("long"),
+        F.col("n").cast(dataType=IntegerType()).alias("int"),
+        F.col("t").cast(TimestampType()).alias("ts"),
+        F.col("d").cast(DecimalType(10, 2)).alias("dec"),
+        F.struct("n", "t").cast(nested).alias("nested"),
+        F.col("n").cast("bigint").alias("by_name"),
+        F.array("n").cast(ArrayType(LongType())).alias("array"),
+    )
+
+
+def test_casts_to_type_objects_same_as_pysparks_own_parsed_once(
+    spark: SparkSession, pyspark_own: None
+) -> None:
+    own = _casts(spark)
+    own_calls = len(_commands(lambda: F.col("n").cast(LongType())))
+    assert jvm_functions.install()
+    resolved = _casts(spark)
+    assert_df_equality(resolved, own, ignore_row_order=True)
+    assert resolved.schema == own.schema
+    # PySpark's own: the session, its check, the JSON parse, the cast, the column; once the
+    # type is known, the column and the cast alone.
+    assert own_calls >= 4
+    assert len(_commands(lambda: F.col("n").cast(LongType()))) == 2
+    assert len(_commands(lambda: F.col("n").cast(DecimalType(10, 2)))) == 2
+
+
+def test_a_cast_after_a_new_jvm_parses_the_type_again(spark: SparkSession) -> None:
+    resolved = jvm_functions._Resolved()
+    sc = spark.sparkContext
+    first = resolved.data_type(sc, LongType())
+    assert resolved.data_type(sc, LongType()) is first
+    resolved._client = object()  # as if this process had started another JVM since
+    assert resolved.data_type(sc, LongType()) is not first
+    assert resolved.data_type(sc, LongType()).json() == first.json()

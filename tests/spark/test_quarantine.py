@@ -9,7 +9,7 @@ from chispa import assert_df_equality
 from pyspark.errors import SparkRuntimeException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
 
 from schemas.auth_events import AUTH_EVENTS
 from schemas.authz_decisions import AUTHZ_DECISIONS
@@ -19,6 +19,7 @@ from tests.support.bronze_rows import NODE_ID, RUN_ID, SOURCE_PATH, Record, bron
 from transforms.quarantine import (
     Check,
     conformed,
+    conformed_rows,
     first_failure,
     parsed_rows,
     quarantine_rows,
@@ -124,6 +125,28 @@ def test_parsed_rows_fails_loudly_on_a_null_required_column(spark: SparkSession)
     )
     with pytest.raises(SparkRuntimeException, match="required column record_type is null"):
         parsed_rows(df, schema).collect()
+
+
+def test_conformed_rows_take_conforming_columns_as_they_are(spark: SparkSession) -> None:
+    # Optional columns of the field's type pass as they are; the others are conformed: cast,
+    # marked nullable, a required one checked. The rows and the schema are conformed's.
+    schema = StructType(
+        [
+            StructField("kept", StringType(), True),
+            StructField("cast", LongType(), True),
+            StructField("marked", StringType(), True),
+            StructField("required", StringType(), False),
+        ]
+    )
+    df = spark.createDataFrame([("a", 1, "m", "r"), (None, None, "n", "s")], "kept string, "
+                               "cast int, marked string not null, required string")  # fmt: skip
+    rows = conformed_rows(df, schema)
+    every = df.select(*[conformed(F.col(f.name), f) for f in schema.fields])
+    assert rows.schema == schema == every.schema
+    assert_df_equality(rows, every)
+    projected = rows._jdf.queryExecution().analyzed().toString()
+    assert "kept#" in projected and "AS kept#" not in projected
+    assert "AS cast#" in projected and "AS marked#" in projected and "AS required#" in projected
 
 
 def test_conformed_rejects_a_required_type_without_stand_in() -> None:
