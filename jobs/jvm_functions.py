@@ -18,9 +18,10 @@ the cast itself (a cast to a type name is one): the JVM's type is parsed once pe
 kept (a ``samples/`` run makes some 2,250 such casts, each about 0.5 ms dearer than a cast to
 a type name; issue 15, forty-fifth part). It only does so on the PySpark release it was
 written against (``PYSPARK_VERSION``); on any other it changes nothing and says so in the
-log. PySpark modules that imported ``_to_seq`` by name when they were loaded
-(``pyspark.sql.classic.dataframe``: ``select``, ``groupBy``...) keep PySpark's own; the
-column functions, which look their resolvers up at each call, all take the replacements.
+log. The column functions, which look their resolvers up at each call, all take the
+replacements, as do the PySpark modules that import ``_to_seq`` inside their functions
+(windows, grouped data); ``DataFrame``'s module imported it by name when it was loaded, so
+its name there is replaced too (``select``, ``withColumns``, ``groupBy``...).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 import pyspark
 import pyspark.sql.classic.column as classic_column
+import pyspark.sql.classic.dataframe as classic_dataframe
 from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql.functions import builtin
@@ -123,6 +125,7 @@ _REPLACEMENTS: tuple[tuple[Any, str, Callable[..., Any]], ...] = (
     (classic_column, "_create_column_from_name", _create_column_from_name),
     (classic_column, "_create_column_from_literal", _create_column_from_literal),
     (classic_column, "_to_seq", _to_seq),
+    (classic_dataframe, "_to_seq", _to_seq),
     (classic_column.Column, "cast", _cast),
 )
 _CAST_KEY = f"{classic_column.Column.__name__}.cast"

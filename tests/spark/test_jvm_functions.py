@@ -82,6 +82,19 @@ def test_same_columns_and_rows_as_pysparks_own(spark: SparkSession, pyspark_own:
     assert _reflection_calls(lambda: [F.col(f"c{i}") for i in range(20)]) == 0
 
 
+def test_dataframe_methods_convert_columns_without_reflection(
+    spark: SparkSession, pyspark_own: None
+) -> None:
+    df = spark.createDataFrame([("a", 1)], "k string, n int")
+    own = df.select("k", F.col("n") + 1).groupBy("k").count()
+    own_lookups = _reflection_calls(lambda: df.select("k", "n").withColumns({"m": F.col("n")}))
+    assert jvm_functions.install()
+    resolved = df.select("k", F.col("n") + 1).groupBy("k").count()
+    assert_df_equality(resolved, own)
+    assert own_lookups >= 2
+    assert _reflection_calls(lambda: df.select("k", "n").withColumns({"m": F.col("n")})) == 0
+
+
 def test_another_pyspark_release_is_left_alone(
     spark: SparkSession, pyspark_own: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
