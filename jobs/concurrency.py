@@ -31,9 +31,10 @@ B = TypeVar("B")
 
 DRIVER_THREADS = "spark.kafkaAudit.driverThreads"
 """Session setting (``spark.conf``; ``[spark.conf]`` of the config file, or spark-submit's
-``--conf``, which passes only ``spark.*`` keys): how many parts run at once. Unset: the driver
-machine's cores, at most ``MAX_DRIVER_THREADS``; 1 runs them one after the other, in the
-calling thread."""
+``--conf``, which passes only ``spark.*`` keys): how many parts of one group run at once.
+Unset: the driver machine's cores, at most ``MAX_DRIVER_THREADS``; 1 runs them one after the
+other, in the calling thread. A part may run a group of its own (gold's builders beside the
+accounting): the threads of the two groups then add up."""
 
 MAX_DRIVER_THREADS = 4
 """The default's ceiling: planning is CPU work on the driver, and a cluster's driver seldom
@@ -86,8 +87,15 @@ def concurrently(spark: SparkSession, parts: Sequence[Callable[[], T]]) -> list[
 
 
 def beside(spark: SparkSession, first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
-    """``(first(), second())``, the two computed at once on two driver threads when
-    ``driver_threads`` allows it (``concurrently``), else one after the other.
+    """Two independent parts of different result types, computed at once on two driver
+    threads when ``driver_threads`` allows it (``concurrently``), else one after the other.
+
+    Args:
+        spark: the session the parts use.
+        first / second: functions of no argument, independent of each other.
+
+    Returns:
+        ``(first(), second())``.
 
     Raises:
         Whatever ``first`` or ``second`` raises (``first``'s error when both fail).

@@ -228,7 +228,7 @@ def present_families(bronze: DataFrame) -> set[str | None]:
     return {row["family"] for row in bronze.select("family").distinct().collect()}
 
 
-#: Session settings while the parsers' outputs are planned and computed (``build_silver``):
+#: Session settings while the parsers' outputs are planned and computed (``parse_bronze``):
 #: no whole-stage code generation. The large parsers' stages are over
 #: ``spark.sql.codegen.hugeMethodLimit`` (``jobs.session``): each was compiled in full (Janino,
 #: up to 52 kB of bytecode, 0.4 s), found too long, dropped, and its operators run one by one
@@ -287,7 +287,11 @@ def parse_bronze(bronze: DataFrame, families: Collection[str | None] | None = No
 def build_silver(bronze: DataFrame, families: Collection[str | None] | None = None) -> Silver:
     """Plan every parser on ``bronze`` (``parse_bronze``, whose outputs are computed here) and
     from their outputs the silver tables (``transforms.silver.registry.silver_tables``) and
-    the quarantine."""
+    the quarantine.
+
+    Raises:
+        Whatever computing a parser's output or a shared frame raises (``pyspark.errors``).
+    """
     outputs = parse_bronze(bronze, families)
     tables = silver_tables(outputs.outputs, outputs.materialise)
     return Silver(
@@ -424,7 +428,16 @@ def silver_plan(parsed: Parsed, coverage: DataFrame) -> Plan:
     written before gold, which reads them back. ``request_events`` is planned here (two other
     tables read it); the other silver tables and the quarantine are deferred (``Deferred``):
     each is planned from the parsers' outputs by its own write, ``auth_events``' linking (its
-    checkpoints included) beside the other writes."""
+    checkpoints included) beside the other writes.
+
+    Args:
+        parsed: the parsers' outputs (``parse_bronze``); a deferred table's shared frames are
+            added to its ``cached``.
+        coverage: the run's ``run_coverage`` rows (``jobs.coverage.coverage_frame``).
+
+    Returns:
+        The tables of ``SILVER_TABLES``, quarantine and run_coverage, in that order.
+    """
     requests = silver_table(request_events.TABLE_NAME, parsed.outputs)
     return [
         *[
@@ -459,7 +472,16 @@ def _quarantine_table(parsed: Parsed) -> PlannedTable:
 
 def stacked_plan(context: GoldContext, gold: Gold) -> Plan:
     """The gold tables that stack every builder's output, rewritten whole: security_metrics
-    (the lake's silver counts + the builders' metrics) and the findings of every builder."""
+    (the lake's silver counts, ``transforms.gold.metrics.security_metrics``, + the builders'
+    metrics) and the findings of every builder.
+
+    Args:
+        context: gold's inputs (the lake's silver).
+        gold: every builder's output (``build_gold``).
+
+    Returns:
+        security_metrics and findings, planned.
+    """
     metrics = compute_security_metrics(
         context.silver[auth_events.TABLE_NAME],
         context.silver[authz_decisions.TABLE_NAME],
@@ -678,57 +700,74 @@ def _write_bronze(
     lake: Lake, bronze: Bronze, config: RunConfig, app_id: str, stages: Progress
 ) -> tuple[list[date | None], list[WriteResult]]:
     """The date partitions the run replaces (``replaced_dates``) and bronze written into them
-    (``raw_lines``)."""
+    (``raw_lines``), inside a ``Lake.writes`` block the caller holds."""
     dates = replaced_dates(bronze.dates, config)
-    return dates, _write_all(lake, bronze_plan(bronze), dates, app_id, stages)
+    return dates, _write_tables(lake, bronze_plan(bronze), dates, app_id, stages)
 
 
 def _gold_and_accounting(
     lake: Lake,
-    context: GoldContext,
+    gold_inputs: Callable[[], GoldContext],
     tally: Callable[[], list[dict[str, Any]]],
     app_id: str,
     stages: Progress,
 ) -> tuple[Gold, list[WriteResult], list[dict[str, Any]]]:
-    """Gold planned and written (``build_gold``, ``stacked_plan``) and the accounting's rows
-    (``tally``), gold's whole-lake reductions released.
+    """Gold planned and written (``build_gold``, ``stacked_plan``) from ``gold_inputs()``
+    (``gold_context``), and the accounting's rows (``tally``); gold's whole-lake reductions
+    released.
 
     Gold reads the lake's silver tables, not the logs: a large input's silver can be small
     (50 MB for 1M lines), and gold's many small stages then run as a small input's do
     (``small_input_settings``). The accounting reads the lake's bronze and silver, not gold:
     it runs beside gold (``jobs.concurrency.beside``) unless gold alone runs with those
-    settings, which are the session's and would apply to it too.
+    settings, which are the session's and would apply to it too. Each builder's tables are
+    written on its own thread as soon as it is built, one after the other, beside the
+    builders still planning; then the two tables that stack every builder's output.
+
+    Returns:
+        The gold outputs, the writes' results (the builders' tables in ``GOLD_TABLES`` order,
+        then security_metrics and findings) and the accounting's rows.
+
+    Raises:
+        RuntimeError: a builder planned a table ``GOLD_TABLES`` does not list (before it is
+            written). Whatever a builder, a write or the accounting raises.
     """
     spark = lake.spark
     silver_bytes = lake.size_bytes(list(SILVER_TABLES))
     together = small_input_active(spark) or silver_bytes >= SMALL_INPUT_BYTES
     stages.stage("gold and accounting: replay rules, write, count" if together
                  else "gold: replay rules, write")  # fmt: skip
-    context = gold_reductions(context, silver_bytes)
+    context = gold_reductions(gold_inputs(), silver_bytes)
+    written: dict[str, WriteResult] = {}
 
-    def gold_written() -> tuple[Gold, list[WriteResult]]:
-        # Each builder's tables written on its thread as soon as it is built, beside the
-        # builders still planning; then the two tables that stack every builder's output.
-        written: dict[str, WriteResult] = {}
+    def write(output: GoldOutput) -> None:
+        unlisted = [t.name for t in output.tables if t.name not in GOLD_TABLES]
+        if unlisted:
+            raise RuntimeError(f"bug: a gold builder planned {unlisted}, not in GOLD_TABLES")
+        for table in output.tables:
+            (written[table.name],) = _write_tables(lake, [table], None, app_id, stages)
 
-        def write(output: GoldOutput) -> None:
-            for result in _write_tables(lake, list(output.tables), None, app_id, stages):
-                written[result.table] = result
-
-        with small_input_settings(spark, silver_bytes, what="silver for gold"), lake.writes():
+    def gold_written() -> Gold:
+        with small_input_settings(spark, silver_bytes, what="silver for gold"):
             gold = build_gold(context, built=write)
-            stacked = _write_tables(lake, stacked_plan(context, gold), None, app_id, stages)
-        return gold, [written[name] for name in gold.names] + stacked
+            written.update(
+                (r.table, r)
+                for r in _write_tables(lake, stacked_plan(context, gold), None, app_id, stages)
+            )
+        return gold
 
-    if together:
-        (gold, results), accounted = beside(spark, gold_written, tally)
-        stages.stage("summary")
-    else:
-        gold, results = gold_written()
-        stages.stage("accounting and summary")
-        accounted = tally()
+    # The writes' session settings held around both parts (a part must not change them).
+    with lake.writes():
+        if together:
+            gold, accounted = beside(spark, gold_written, tally)
+            stages.stage("summary")
+        else:
+            gold = gold_written()
+            stages.stage("accounting and summary")
+            accounted = tally()
     release(context.reduced.values())
-    return gold, results, accounted
+    order = [*gold.names, security_metrics.TABLE_NAME, findings.TABLE_NAME]
+    return gold, [written[name] for name in order], accounted
 
 
 def _accounted(
@@ -755,11 +794,12 @@ def _run(
     stages.stage("bronze and silver: parse, write")
     bronze = build_bronze(spark, sources, config, key)
     app_id = attempt_app_id(config.run_id)
-    line_counts, (dates, results) = beside(
-        spark,
-        partial(_line_counts, bronze),
-        partial(_write_bronze, lake, bronze, config, app_id, stages),
-    )
+    with lake.writes():  # the writes' session settings, held around both parts
+        line_counts, (dates, results) = beside(
+            spark,
+            partial(_line_counts, bronze),
+            partial(_write_bronze, lake, bronze, config, app_id, stages),
+        )
     # Nothing reads the lines' layers from here on: their memory goes to silver and gold.
     release(bronze.cached)
     # Silver parses the bronze rows just written, read back from the lake: every parser's plan
@@ -773,9 +813,9 @@ def _run(
     results += _write_all(lake, silver_plan(parsed_bronze, coverage), dates, app_id, stages)
     # Gold and the accounting read silver back from the lake.
     release(parsed_bronze.cached)
-    context = gold_context(lake, sources, config, key)
+    gold_inputs = partial(gold_context, lake, sources, config, key)
     tally = partial(_accounted, lake, line_counts, bronze_rows, dates)
-    gold, gold_results, accounted = _gold_and_accounting(lake, context, tally, app_id, stages)
+    gold, gold_results, accounted = _gold_and_accounting(lake, gold_inputs, tally, app_id, stages)
     results += gold_results
     rows = with_file_issues(accounted, damaged)
     readiness, found = audit_summary(lake, dates)

@@ -123,8 +123,10 @@ def conformed_rows(df: DataFrame, schema: StructType) -> DataFrame:
 
 def _conforms(source: StructField, field: StructField) -> bool:
     """Whether a column of ``source``'s type and nullability needs nothing to be the optional
-    ``field``: the same type (nested nullability included), both nullable."""
-    return field.nullable and source.nullable and source.dataType == field.dataType
+    ``field``: the same type (nested nullability included), both nullable, and no metadata
+    on the column that ``conformed`` would have dropped."""
+    same = source.dataType == field.dataType and not source.metadata
+    return field.nullable and source.nullable and same
 
 
 def parsed_rows(parsed: DataFrame, schema: StructType) -> DataFrame:

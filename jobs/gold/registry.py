@@ -51,7 +51,8 @@ GOLD_TABLES: tuple[str, ...] = (
 
 
 def builders() -> Sequence[Builder]:
-    """The gold builders, in the order their tables are written."""
+    """The gold builders, in the order of their tables in ``GOLD_TABLES`` (the run writes each
+    builder's tables as soon as it is built, so not necessarily in this order)."""
     return (
         kip368_reauth.build,
         kip48_tokens.build,
@@ -93,6 +94,7 @@ def build_gold(
 
     Raises:
         Whatever a builder or ``built`` raises (the first in the builders' order).
+        RuntimeError: every builder ran and their tables are not ``GOLD_TABLES`` (a bug).
     """
     tables: list[PlannedTable] = []
     findings: list[DataFrame] = []

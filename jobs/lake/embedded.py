@@ -130,13 +130,13 @@ def session_settings(spark: SparkSession) -> Iterator[None]:
 def _guarded(df: DataFrame, spec: WriteSpec, schema: StructType) -> DataFrame:
     """``df`` cast to ``schema``, failing the write on a null in a NOT NULL column or a row
     outside the replaced partitions (``raise_error``: the job fails, nothing is committed).
-    A column of the field's type already is not cast."""
+    A column of the field's type already (and no metadata of its own) is not cast."""
     given = {f.name: f for f in df.schema.fields}
     columns: list[Column] = []
     for field in schema.fields:
         source = given.get(field.name)
         value = F.col(field.name)
-        if source is None or source.dataType != field.dataType:
+        if source is None or source.dataType != field.dataType or source.metadata:
             value = value.cast(field.dataType)
         if not field.nullable:
             refusal = f"column {field.name} is NOT NULL in the table but a row has null"

@@ -4,6 +4,7 @@ contracts."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from jobs.config import RunConfig, SourceSpec
 from jobs.errors import ConfigError
 from jobs.gold import kip590_forwarding as gold_forwarding
 from jobs.gold import kip801_authorizer as gold_authorizer
-from jobs.gold.context import GoldContext
+from jobs.gold.context import GoldContext, GoldOutput
 from jobs.gold.registry import build_gold, reductions
 from jobs.reuse import reused
 from schemas.authorizer_readiness import AUTHORIZER_READINESS
@@ -122,7 +123,17 @@ def test_build_findings_are_exactly_the_expected_set(
     given = context(spark, tmp_path, samples_dir)
     if reduced_before:
         given = _reduced_before(given, monkeypatch)
-    gold = build_gold(given, [gold_forwarding.build, gold_authorizer.build])
+    built: list[tuple[str, list[str]]] = []  # each output, on its builder's thread
+
+    def seen(output: GoldOutput) -> None:
+        built.append((threading.current_thread().name, [t.name for t in output.tables]))
+
+    gold = build_gold(given, [gold_forwarding.build, gold_authorizer.build], built=seen)
+    assert sorted(tables for _, tables in built) == [
+        ["authorizer_readiness"],
+        ["forwarded_requests"],
+    ]
+    assert threading.current_thread().name not in {thread for thread, _ in built}
     assert [(t.name, t.schema, t.partition_by) for t in gold.tables] == [
         ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",)),
         ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",)),

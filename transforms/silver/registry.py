@@ -229,6 +229,8 @@ def silver_table(
     Raises:
         KeyError: ``name`` is not a silver table.
     """
+    if name not in SILVER_TABLES:
+        raise KeyError(f"{name} is not a silver table: {sorted(SILVER_TABLES)}")
     table = _parsed_table(name, outputs)
     if name not in (token_events.TABLE_NAME, auth_events.TABLE_NAME):
         return table
