@@ -54,8 +54,8 @@ def _planned(spark: SparkSession) -> DataFrame:
     )
 
 
-def _reflection_calls(build: Any) -> int:
-    """py4j reflection commands (``r``: class and member lookups) sent while ``build`` runs."""
+def _commands(build: Any) -> list[str]:
+    """Every py4j command sent while ``build`` runs."""
     sent: list[str] = []
     original = ClientServerConnection.send_command
 
@@ -68,7 +68,12 @@ def _reflection_calls(build: Any) -> int:
         build()
     finally:
         ClientServerConnection.send_command = original
-    return sum(1 for command in sent if command.startswith("r\n"))
+    return sent
+
+
+def _reflection_calls(build: Any) -> int:
+    """py4j reflection commands (``r``: class and member lookups) sent while ``build`` runs."""
+    return sum(1 for command in _commands(build) if command.startswith("r\n"))
 
 
 def test_same_columns_and_rows_as_pysparks_own(spark: SparkSession, pyspark_own: None) -> None:
@@ -102,23 +107,6 @@ def test_another_pyspark_release_is_left_alone(
     monkeypatch.setattr(pyspark, "__version__", "4.1.1")
     assert jvm_functions.install() is False
     assert builtin._get_jvm_function is own
-
-
-def _commands(build: Any) -> list[str]:
-    """Every py4j command sent while ``build`` runs."""
-    sent: list[str] = []
-    original = ClientServerConnection.send_command
-
-    def counted(self: ClientServerConnection, command: str) -> Any:
-        sent.append(command)
-        return original(self, command)
-
-    ClientServerConnection.send_command = counted
-    try:
-        build()
-    finally:
-        ClientServerConnection.send_command = original
-    return sent
 
 
 def _casts(spark: SparkSession) -> DataFrame:
