@@ -6,6 +6,7 @@ is replaced."""
 from __future__ import annotations
 
 import datetime
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,12 +56,16 @@ def _planned(spark: SparkSession) -> DataFrame:
 
 
 def _commands(build: Any) -> list[str]:
-    """Every py4j command sent while ``build`` runs."""
+    """The py4j commands ``build`` sends: those of this thread while it runs (py4j's own
+    thread sends the deletes of Python's dead references whenever the collector finds
+    them)."""
     sent: list[str] = []
     original = ClientServerConnection.send_command
+    caller = threading.get_ident()
 
     def counted(self: ClientServerConnection, command: str) -> Any:
-        sent.append(command)
+        if threading.get_ident() == caller:
+            sent.append(command)
         return original(self, command)
 
     ClientServerConnection.send_command = counted
