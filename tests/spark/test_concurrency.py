@@ -109,7 +109,8 @@ def test_beside_gives_both_results_computed_at_once(spark: SparkSession) -> None
         assert beside(spark, first, second) == ("first", 3)
     with threads(spark, 1), pytest.raises(threading.BrokenBarrierError):
         both.reset()
-        beside(spark, partial(both.wait, 0.2), lambda: 0)  # in turn: the first waits alone
+        # in turn: the first waits alone (together, both would pass the barrier)
+        beside(spark, partial(both.wait, 0.2), partial(both.wait, 0.2))
 
 
 def test_beside_raises_the_first_parts_error(spark: SparkSession) -> None:
