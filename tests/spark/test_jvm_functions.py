@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyspark
+import pyspark.sql.classic.column as classic_column
 import pytest
 from chispa import assert_df_equality
 from py4j.clientserver import ClientServerConnection
@@ -103,6 +104,32 @@ def test_dataframe_methods_convert_columns_without_reflection(
     assert_df_equality(resolved, own)
     assert own_lookups >= 2
     assert _reflection_calls(lambda: df.select("k", "n").withColumns({"m": F.col("n")})) == 0
+
+
+def test_lists_of_columns_travel_in_runs_of_ten_same_seq_as_pysparks_own(
+    spark: SparkSession, pyspark_own: None
+) -> None:
+    sc = spark.sparkContext
+    own_to_seq = classic_column._to_seq
+    jcols = [F.col(f"c{i}")._jc for i in range(23)]
+    lists: list[list[Any]] = [jcols[:n] for n in (0, 1, 10, 11, 20, 23)]
+    lists += [["k", None, "s"], [None], list(range(12))]
+    own = [own_to_seq(sc, items).toString() for items in lists]
+    own_calls = len(_commands(lambda: own_to_seq(sc, jcols[:10])))
+    df = spark.createDataFrame([tuple(range(23))], ", ".join(f"c{i} int" for i in range(23)))
+    own_df = df.select(*(F.col(f"c{i}") + 1 for i in range(23)), F.array(*df.columns[:12]))
+    assert jvm_functions.install()
+    assert [jvm_functions._to_seq(sc, items).toString() for items in lists] == own
+    assert own[3] == "List(" + ", ".join(f"c{i}" for i in range(11)) + ")"
+    assert own[6] == "List(k, null, s)"
+    resolved_df = df.select(*(F.col(f"c{i}") + 1 for i in range(23)), F.array(*df.columns[:12]))
+    assert_df_equality(resolved_df, own_df)
+    # PySpark's own: a constructor, an add per element, toSeq; here List.of and toSeq per run
+    # of ten, and one join per further run.
+    assert own_calls >= 12
+    assert len(_commands(lambda: jvm_functions._to_seq(sc, jcols[:10]))) == 2
+    assert len(_commands(lambda: jvm_functions._to_seq(sc, jcols[:11]))) == 5
+    assert len(_commands(lambda: jvm_functions._to_seq(sc, jcols))) == 8
 
 
 def test_another_pyspark_release_is_left_alone(
