@@ -480,22 +480,27 @@ def stacked_plan(context: GoldContext, gold: Gold) -> Plan:
         gold: every builder's output (``build_gold``).
 
     Returns:
-        security_metrics and findings, planned.
+        security_metrics, planned by the write that writes it (``Deferred``: its silver
+        counts are planned beside the findings' write), and findings, planned.
     """
-    metrics = compute_security_metrics(
-        context.silver[auth_events.TABLE_NAME],
-        context.silver[authz_decisions.TABLE_NAME],
-        context.config.run_id,
-    )
-    if gold.metrics is not None:
-        metrics = metrics.unionByName(gold.metrics)
-    return [
-        PlannedTable(
+
+    def metrics_table() -> PlannedTable:
+        metrics = compute_security_metrics(
+            context.silver[auth_events.TABLE_NAME],
+            context.silver[authz_decisions.TABLE_NAME],
+            context.config.run_id,
+        )
+        if gold.metrics is not None:
+            metrics = metrics.unionByName(gold.metrics)
+        return PlannedTable(
             security_metrics.TABLE_NAME,
             metrics,
             security_metrics.SECURITY_METRICS,
             security_metrics.PARTITION_COLUMNS,
-        ),
+        )
+
+    return [
+        metrics_table,
         PlannedTable(
             findings.TABLE_NAME, gold.findings, findings.FINDINGS, findings.PARTITION_COLUMNS
         ),

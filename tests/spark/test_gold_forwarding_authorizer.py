@@ -23,6 +23,7 @@ from jobs.gold.registry import build_gold, reductions
 from jobs.reuse import reused
 from schemas.authorizer_readiness import AUTHORIZER_READINESS
 from schemas.authz_decisions import AUTHZ_DECISIONS
+from schemas.findings import FINDINGS
 from schemas.forwarded_requests import FORWARDED_REQUESTS
 from schemas.node_properties import NODE_PROPERTIES
 from tests.spark.test_authorizer_rules import decision, denied, seconds, server_lines
@@ -124,9 +125,11 @@ def test_build_findings_are_exactly_the_expected_set(
     if reduced_before:
         given = _reduced_before(given, monkeypatch)
     built: list[tuple[str, list[str]]] = []  # each output, on its builder's thread
+    stacked: list[list[list[str]]] = []  # each output's findings frames' columns
 
     def seen(output: GoldOutput) -> None:
         built.append((threading.current_thread().name, [t.name for t in output.tables]))
+        stacked.append([frame.columns for frame in output.findings])
 
     gold = build_gold(given, [gold_forwarding.build, gold_authorizer.build], built=seen)
     assert sorted(tables for _, tables in built) == [
@@ -134,6 +137,8 @@ def test_build_findings_are_exactly_the_expected_set(
         ["forwarded_requests"],
     ]
     assert threading.current_thread().name not in {thread for thread, _ in built}
+    # Each builder's findings stacked on its thread: one frame of the findings' columns.
+    assert stacked == [[FINDINGS.fieldNames()], [FINDINGS.fieldNames()]]
     assert [(t.name, t.schema, t.partition_by) for t in gold.tables] == [
         ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",)),
         ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",)),
