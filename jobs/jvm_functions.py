@@ -12,16 +12,18 @@ cores, a warm session, the suite's settings, a 3,000-line two-day corpus, 3 pair
 
 ``install`` replaces those four PySpark functions by equivalents that resolve each Spark
 function once per JVM gateway and then call it directly: same arguments, same JVM call, same
-``Column``. It also replaces ``Column.cast`` for a Spark type object (``cast(LongType())``),
-which PySpark sends to the JVM as JSON to be parsed on every cast, three round trips before
-the cast itself (a cast to a type name is one): the JVM's type is parsed once per type and
-kept (a ``samples/`` run makes some 2,250 such casts, each about 0.5 ms dearer than a cast to
-a type name; issue 15, forty-fifth part). It only does so on the PySpark release it was
-written against (``PYSPARK_VERSION``); on any other it changes nothing and says so in the
-log. The column functions, which look their resolvers up at each call, all take the
-replacements, as do the PySpark modules that import ``_to_seq`` inside their functions
-(windows, grouped data); ``DataFrame``'s module imported it by name when it was loaded, so
-its name there is replaced too (``select``, ``withColumns``, ``groupBy``...).
+``Column``; a list reaches the JVM through ``java.util.List.of``, ten elements a call, rather
+than py4j's ``ArrayList`` filled one ``add`` at a time (the same Scala ``Seq``). It also
+replaces ``Column.cast`` for a Spark type object (``cast(LongType())``), which PySpark sends to
+the JVM as JSON to be parsed on every cast, three round trips before the cast itself (a cast to
+a type name is one): the JVM's type is parsed once per type and kept (a ``samples/`` run makes
+some 2,250 such casts, each about 0.5 ms dearer than a cast to a type name; issue 15,
+forty-fifth part). It only does so on the PySpark release it was written against
+(``PYSPARK_VERSION``); on any other it changes nothing and says so in the log. The column
+functions, which look their resolvers up at each call, all take the replacements, as do the
+PySpark modules that import ``_to_seq`` inside their functions (windows, grouped data);
+``DataFrame``'s module imported it by name when it was loaded, so its name there is replaced
+too (``select``, ``withColumns``, ``groupBy``...).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import pyspark
 import pyspark.sql.classic.column as classic_column
 import pyspark.sql.classic.dataframe as classic_dataframe
+from py4j.java_collections import JavaArray
 from pyspark import SparkContext
 from pyspark.sql import Column
 from pyspark.sql.functions import builtin
@@ -115,10 +118,11 @@ def _to_seq(
     each run of up to ``LIST_OF_MAX`` elements travels in one call of ``java.util.List.of``,
     and the runs' ``Seq``s are joined (``appendedAll``): 2 round trips for up to 10 elements
     (a ``samples/`` run converts some 2,000 lists of 5 on average). ``List.of`` refuses a null
-    element: a list holding ``None`` takes PySpark's way."""
+    element, and takes a lone JVM array as its elements: a list holding ``None`` or a JVM array
+    takes PySpark's way."""
     items = [converter(c) for c in cols] if converter else list(cols)
     to_seq = _RESOLVED.member(sc, PYTHON_UTILS_CLASS, "toSeq")
-    if any(item is None for item in items):
+    if any(item is None or isinstance(item, JavaArray) for item in items):
         return to_seq(items)
     list_of = _RESOLVED.member(sc, JAVA_LIST_CLASS, "of")
     seq = to_seq(list_of(*items[:LIST_OF_MAX]))

@@ -123,10 +123,10 @@ def build_gold(
 def _built(
     build: Builder, context: GoldContext, built: Callable[[GoldOutput], object] | None
 ) -> GoldOutput:
-    output = _stacked(build(context))
+    output = build(context)
     if built is not None:
         built(output)
-    return output
+    return _stacked(output)
 
 
 def _stacked(output: GoldOutput) -> GoldOutput:

@@ -18,14 +18,15 @@ from jobs.config import RunConfig, SourceSpec
 from jobs.errors import ConfigError
 from jobs.gold import kip590_forwarding as gold_forwarding
 from jobs.gold import kip801_authorizer as gold_authorizer
-from jobs.gold.context import GoldContext, GoldOutput
-from jobs.gold.registry import build_gold, reductions
+from jobs.gold.context import GoldContext, GoldOutput, PlannedTable
+from jobs.gold.registry import _stacked, build_gold, reductions
 from jobs.reuse import reused
 from schemas.authorizer_readiness import AUTHORIZER_READINESS
 from schemas.authz_decisions import AUTHZ_DECISIONS
 from schemas.findings import FINDINGS
 from schemas.forwarded_requests import FORWARDED_REQUESTS
 from schemas.node_properties import NODE_PROPERTIES
+from schemas.security_metrics import SECURITY_METRICS
 from tests.spark.test_authorizer_rules import decision, denied, seconds, server_lines
 from tests.spark.test_forwarding import (
     ELECT,
@@ -125,11 +126,9 @@ def test_build_findings_are_exactly_the_expected_set(
     if reduced_before:
         given = _reduced_before(given, monkeypatch)
     built: list[tuple[str, list[str]]] = []  # each output, on its builder's thread
-    stacked: list[list[list[str]]] = []  # each output's findings frames' columns
 
     def seen(output: GoldOutput) -> None:
         built.append((threading.current_thread().name, [t.name for t in output.tables]))
-        stacked.append([frame.columns for frame in output.findings])
 
     gold = build_gold(given, [gold_forwarding.build, gold_authorizer.build], built=seen)
     assert sorted(tables for _, tables in built) == [
@@ -137,8 +136,6 @@ def test_build_findings_are_exactly_the_expected_set(
         ["forwarded_requests"],
     ]
     assert threading.current_thread().name not in {thread for thread, _ in built}
-    # Each builder's findings stacked on its thread: one frame of the findings' columns.
-    assert stacked == [[FINDINGS.fieldNames()], [FINDINGS.fieldNames()]]
     assert [(t.name, t.schema, t.partition_by) for t in gold.tables] == [
         ("forwarded_requests", FORWARDED_REQUESTS, ("event_date",)),
         ("authorizer_readiness", AUTHORIZER_READINESS, ("event_date",)),
@@ -204,3 +201,36 @@ def test_unknown_rules_key_is_a_config_error(spark: SparkSession, tmp_path: Path
                       )  # fmt: skip
     with pytest.raises(ConfigError, match="pairing_tolerance_ms"):
         gold_forwarding.build(bad)
+
+
+def _finding(rule_id: str) -> tuple[object, ...]:
+    """A findings row (``FINDINGS``' fields in order)."""
+    return (f"id-{rule_id}", rule_id, "KIP-590", "high", "principal", "User:alice", "-", "1",
+            None, None, 1, [], "why", "run", None)  # fmt: skip
+
+
+def test_a_builders_findings_and_metrics_are_stacked_into_one_frame_each(
+    spark: SparkSession,
+) -> None:
+    first = spark.createDataFrame([_finding("a"), _finding("b")], FINDINGS)
+    # Another column order and a column the table does not hold: stacked by name, dropped.
+    second = spark.createDataFrame([_finding("c")], FINDINGS).select(
+        F.lit("x").alias("extra"), *reversed(FINDINGS.fieldNames())
+    )
+    start = ts("10:00:00")
+    row = ("m", "1h", start, ts("11:00:00"), None, None, None, None, None, 1.0, 1, "run",
+           start.date())  # fmt: skip
+    metric = spark.createDataFrame([row], SECURITY_METRICS)
+    table = PlannedTable("forwarded_requests", first, FORWARDED_REQUESTS, ("event_date",))
+    output = GoldOutput(tables=(table,), findings=(first, second), metrics=(metric, metric))
+    stacked = _stacked(output)
+    assert stacked.tables == (table,)
+    assert len(stacked.findings) == len(stacked.metrics) == 1
+    assert stacked.findings[0].schema == FINDINGS
+    assertDataFrameEqual(
+        stacked.findings[0].select("rule_id"),
+        spark.createDataFrame([("a",), ("b",), ("c",)], "rule_id string"),
+    )
+    assert stacked.metrics[0].columns == SECURITY_METRICS.fieldNames()
+    assert stacked.metrics[0].count() == 2
+    assert _stacked(GoldOutput(tables=(table,))) == GoldOutput(tables=(table,))

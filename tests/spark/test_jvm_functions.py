@@ -115,11 +115,19 @@ def test_lists_of_columns_travel_in_runs_of_ten_same_seq_as_pysparks_own(
     lists: list[list[Any]] = [jcols[:n] for n in (0, 1, 10, 11, 20, 23)]
     lists += [["k", None, "s"], [None], list(range(12))]
     own = [own_to_seq(sc, items).toString() for items in lists]
+    assert sc._jvm is not None and sc._gateway is not None
+    array = sc._gateway.new_array(sc._jvm.java.lang.Object, 2)  # one element: the array
+    own_sizes = [own_to_seq(sc, [array]).size(), own_to_seq(sc, ["k", array]).size()]
     own_calls = len(_commands(lambda: own_to_seq(sc, jcols[:10])))
     df = spark.createDataFrame([tuple(range(23))], ", ".join(f"c{i} int" for i in range(23)))
     own_df = df.select(*(F.col(f"c{i}") + 1 for i in range(23)), F.array(*df.columns[:12]))
     assert jvm_functions.install()
     assert [jvm_functions._to_seq(sc, items).toString() for items in lists] == own
+    sizes = [
+        jvm_functions._to_seq(sc, [array]).size(),
+        jvm_functions._to_seq(sc, ["k", array]).size(),
+    ]
+    assert sizes == own_sizes == [1, 2]
     assert own[3] == "List(" + ", ".join(f"c{i}" for i in range(11)) + ")"
     assert own[6] == "List(k, null, s)"
     resolved_df = df.select(*(F.col(f"c{i}") + 1 for i in range(23)), F.array(*df.columns[:12]))
