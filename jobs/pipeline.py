@@ -351,7 +351,7 @@ def replaced_dates(dates: DataFrame, config: RunConfig) -> list[date | None]:
     return sorted({row["log_date"] for row in rows}, key=lambda d: (d is None, d))
 
 
-#: A table planned by the write that writes it, on that write's driver thread (``_write_all``):
+#: A table planned by the write that writes it, on that write's driver thread (``_write_tables``):
 #: tables that are costly to plan are then planned side by side, each beside other writes.
 Deferred = Callable[[], PlannedTable]
 #: The tables of one group of writes, each planned already or deferred.
@@ -374,7 +374,7 @@ RUN_TABLES: tuple[str, ...] = (
 TABLES_PER_RUN = len(RUN_TABLES)
 
 
-def _write_all(
+def _write_tables(
     lake: Lake,
     plan: Plan,
     dates: list[date | None] | None,
@@ -386,22 +386,10 @@ def _write_all(
 
     The tables of a plan are independent (each its own rows and its own commit): they are
     written from several driver threads at once (``jobs.concurrency``), a deferred table
-    planned on the thread that writes it; the results come in the plan's order. The session
-    settings the engine's writes need (``Lake.writes``) are set for the span of the call.
+    planned on the thread that writes it; the results come in the plan's order. The caller
+    holds a ``Lake.writes`` block (the session settings the engine's writes need) around the
+    call, and around any calls made beside it from other threads.
     """
-    with lake.writes():
-        return _write_tables(lake, plan, dates, app_id, stages)
-
-
-def _write_tables(
-    lake: Lake,
-    plan: Plan,
-    dates: list[date | None] | None,
-    app_id: str,
-    stages: Progress | None = None,
-) -> list[WriteResult]:
-    """``_write_all`` inside a ``Lake.writes`` block that the caller holds (several threads
-    may then call this at once)."""
 
     def write(entry: PlannedTable | Deferred) -> WriteResult:
         table = entry if isinstance(entry, PlannedTable) else entry()
@@ -828,7 +816,8 @@ def _run(
                           raw_lines.PARTITION_COLUMNS[0], dates)  # fmt: skip
     parsed_bronze = parse_bronze(bronze_rows, present_families(bronze_rows))
     coverage = coverage_frame(spark, dates, config.window_dates() is not None, config.run_id)
-    results += _write_all(lake, silver_plan(parsed_bronze, coverage), dates, app_id, stages)
+    with lake.writes():
+        results += _write_tables(lake, silver_plan(parsed_bronze, coverage), dates, app_id, stages)
     # Gold and the accounting read silver back from the lake.
     release(parsed_bronze.cached)
     gold_inputs = partial(gold_context, lake, sources, config, key)
