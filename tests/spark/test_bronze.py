@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import random
+import re
 from datetime import date, datetime
 
 import pytest
@@ -367,6 +369,44 @@ def test_node_id_in_message_reads_every_prefix_kafka_writes(spark: SparkSession)
     assert got == [
         "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "connect-1", None, None, None,
     ]  # fmt: skip
+
+
+def test_the_jvm_node_id_prefixes_are_the_patterns() -> None:
+    """``NodeIdInMessage.java`` looks for ``NODE_ID_PREFIXES``, in that order."""
+    source = (native.SOURCES / "NodeIdInMessage.java").read_text(encoding="utf-8")
+    named = dict(re.findall(r'static final String (NODE|BROKER) = "([^"]*)";', source))
+    bracketed = re.search(r"BRACKETED = \{(.*?)\};", source, re.DOTALL)
+    assert bracketed is not None
+    java = [named["NODE"], named["BROKER"], *re.findall(r'"([^"]*)"', bracketed.group(1))]
+    assert java == list(NODE_ID_PREFIXES)
+
+
+def test_the_jvm_node_id_is_the_expressions(spark: SparkSession) -> None:
+    """``NodeIdInMessage.java`` against the substring searches and the regex: every prefix
+    followed by an id, by each character that ends one and by nothing, an empty match before a
+    later one, two prefixes in either order, and seeded texts made of prefixes, their pieces and
+    the characters around ids."""
+    if not spark.catalog.functionExists(native.NODE_ID_FUNCTION):
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    ends = [",", "]", " ", "\t", "\n", "\u000b", "\f", "\r"]
+    texts: list[str | None] = [
+        f"x {prefix}{after}"
+        for prefix in NODE_ID_PREFIXES
+        for after in ("7]", "connect-1, groupId=g", "", *ends, "\u00857", "\U0001f600,", "é1")
+    ]
+    texts += [
+        "[Broker id=,[Broker id=3]", "brokerId=2 nodeId=1", "nodeId=1 brokerId=2",
+        "[[KafkaApi-4]", "[BrokerServer id=5]", "clientId=c-1, correlationId=5", "", None,
+    ]  # fmt: skip
+    rng = random.Random(47)
+    pieces = [*NODE_ID_PREFIXES, *(p[: len(p) // 2] for p in NODE_ID_PREFIXES), *ends]
+    pieces += ["[", "x", "42", "é", "\U0001f600", "Id=", " id=", "clientId="]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 8))) for _ in range(600)]
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    got = df.select("text", F.call_function(native.NODE_ID_FUNCTION, "text").alias("id"))
+    expected = df.select("text", node_id_in_message_by_expressions(F.col("text")).alias("id"))
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    assert 300 < got.where("id is not null").count() < len(texts) - 100
 
 
 def test_lines_of_an_unknown_layout_are_records_never_folds(spark: SparkSession) -> None:

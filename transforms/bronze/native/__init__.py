@@ -1,11 +1,12 @@
 """Bronze's JVM functions (issue 15): the keyed fingerprint of a secret value without Python,
-and the secret-key pre-test without ``lower()``.
+the secret-key pre-test without ``lower()``, and the node id a record prints in one scan.
 
-``Fingerprint.java`` and ``SecretKeyMention.java`` are compiled into the jar of the project's
-JVM functions with the request-log parse's (``jobs.jvm_parsers``), which adds it to a session.
-``fingerprint_function`` gives the fingerprint when the session has that jar, otherwise None,
-and ``transforms.bronze.redaction`` fingerprints with its pandas UDF; the pre-test is
-registered by name (``SECRET_KEY_MENTION_FUNCTION``) and used when the session has it. The
+``Fingerprint.java``, ``SecretKeyMention.java`` and ``NodeIdInMessage.java`` are compiled into
+the jar of the project's JVM functions with the request-log parse's (``jobs.jvm_parsers``),
+which adds it to a session. ``fingerprint_function`` gives the fingerprint when the session
+has that jar, otherwise None, and ``transforms.bronze.redaction`` fingerprints with its pandas
+UDF; the pre-test and the node id are registered by name (``SECRET_KEY_MENTION_FUNCTION``,
+``NODE_ID_FUNCTION``) and used when the session has them, Spark expressions otherwise. The
 values are the same either way (``tests/spark/test_bronze.py`` checks both).
 
 The fingerprint's key cannot be a query literal (``explain()``, the Spark UI and event logs
@@ -21,7 +22,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 
 from pyspark.sql import Column, SparkSession
-from pyspark.sql.types import BooleanType
+from pyspark.sql.types import BooleanType, StringType
 
 from transforms.native import keyed_jvm_function
 
@@ -33,8 +34,16 @@ FINGERPRINT_CLASS = "kafkaaudit.bronze.Fingerprint"
 #: ASCII case; null for null) and its class.
 SECRET_KEY_MENTION_FUNCTION = "kafka_audit_mentions_secret_key"
 SECRET_KEY_MENTION_CLASS = "kafkaaudit.bronze.SecretKeyMention"
+#: Session function name of ``NodeIdInMessage`` (string: the node id a record's message prints
+#: in its own prefix, ``transforms.bronze.records.node_id_in_message``; null for none or null)
+#: and its class.
+NODE_ID_FUNCTION = "kafka_audit_node_id_in_message"
+NODE_ID_CLASS = "kafkaaudit.bronze.NodeIdInMessage"
 #: (function name, class, result type) of the functions ``jobs.jvm_parsers`` registers by name.
-FUNCTIONS = ((SECRET_KEY_MENTION_FUNCTION, SECRET_KEY_MENTION_CLASS, BooleanType()),)
+FUNCTIONS = (
+    (SECRET_KEY_MENTION_FUNCTION, SECRET_KEY_MENTION_CLASS, BooleanType()),
+    (NODE_ID_FUNCTION, NODE_ID_CLASS, StringType()),
+)
 
 
 def fingerprint_function(spark: SparkSession, key: bytes) -> Callable[[Column], Column] | None:
