@@ -15,9 +15,11 @@ from pyspark.testing import assertDataFrameEqual
 
 from transforms.bronze import native, redaction
 from transforms.bronze.records import (
+    NODE_ID_PREFIXES,
     fold_records,
     narrow_lines,
     node_id_in_message,
+    node_id_in_message_by_expressions,
     number_lines,
     numbered_lines,
     with_line_headers,
@@ -293,6 +295,34 @@ def test_the_jvm_secret_key_pretest_is_the_expressions(spark: SparkSession) -> N
     )
     assertDataFrameEqual(got, expected, checkRowOrder=False)
     assert got.where("m").count() == 24  # the keys in three forms and six texts
+
+
+def test_the_jvm_secret_key_pretest_probes_every_offset(spark: SparkSession) -> None:
+    """``SecretKeyMention.java`` reads one character in four: each key at every offset from
+    the start and the end of a text, in mixed case, whole and with one character changed, and
+    seeded texts made of keys' pieces, all against the expressions."""
+    if not spark.catalog.functionExists(native.SECRET_KEY_MENTION_FUNCTION):
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    rng = random.Random(47)
+    keys = [k.lower() for k in redaction.SECRET_JSON_KEYS]
+    texts = [
+        "x" * before + "".join(rng.choice((c, c.upper())) for c in text) + "y" * after
+        for key in keys
+        for text in (key, *(key[:i] + "_" + key[i + 1 :] for i in range(len(key))))
+        for before in range(8)
+        for after in range(3)
+    ]
+    pieces = [*keys, *(k[:i] for k in keys for i in (2, 3)), *(k[i:] for k in keys for i in (1, 2))]
+    pieces += ["x", "A", '"', "\u212a", "\u017f", ":"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(600)]
+    df = spark.createDataFrame([(t,) for t in texts], "text string")
+    got = df.select("text", F.call_function(native.SECRET_KEY_MENTION_FUNCTION, "text").alias("m"))
+    expected = df.select(
+        "text", redaction.mentions_secret_key_by_expressions(F.col("text")).alias("m")
+    )
+    assertDataFrameEqual(got, expected, checkRowOrder=False)
+    # 5 whole keys x 24 placings, and some of the near misses and seeded texts.
+    assert 120 < got.where("m").count() < len(texts) - 500
 
 
 def test_secret_without_fingerprint_is_still_removed(spark: SparkSession) -> None:
