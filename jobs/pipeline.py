@@ -158,6 +158,14 @@ def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Colum
     return ts.isNotNull() & (ts >= F.lit(start)) & (ts < F.lit(end))
 
 
+#: Session settings while bronze's layers are computed (``build_bronze``): no compression of
+#: the persisted columns. To choose an encoding, Spark's columnar cache hashes every value of
+#: every string column (dictionary encoding's statistics), each line's full text twice (line
+#: and message) though no encoding ever shrinks those: a third of the cache's CPU. Without it
+#: the layers take a few percent more memory (issue 15, forty-seventh part).
+LAYERS_CONF: Mapping[str, str] = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+
+
 def build_bronze(
     spark: SparkSession, sources: Sequence[SourceFile], config: RunConfig, key: bytes
 ) -> Bronze:
@@ -183,10 +191,13 @@ def build_bronze(
         key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     disk = StorageLevel.MEMORY_AND_DISK
-    headed = with_line_headers(read_lines(spark, sources), declared_layouts(sources)).persist(disk)
-    numbered = numbered_lines(headed)
-    narrow = narrow_lines(numbered).persist(disk)
-    runs = continuation_runs(narrow).persist(disk)
+    # The settings a persisted frame's cache is built with are the session's at ``persist``.
+    with runtime_settings(spark, LAYERS_CONF):
+        lines = read_lines(spark, sources)
+        headed = with_line_headers(lines, declared_layouts(sources)).persist(disk)
+        numbered = numbered_lines(headed)
+        narrow = narrow_lines(numbered).persist(disk)
+        runs = continuation_runs(narrow).persist(disk)
     # The three computed by one job (``runs.count``) while the plans over them are made on
     # another driver thread: those plans are analysed only, and the first query planned for
     # running (a write, after this returns) sizes the broadcast from the cached rows.
