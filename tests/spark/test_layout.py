@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime
+from pathlib import Path
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
@@ -17,10 +20,12 @@ from transforms.bronze.layout import (
     _SEP,
     HEADER_PATTERN,
     header_fields,
+    header_fields_by_regex,
     local_log_ts,
     with_header_fields,
 )
 from transforms.bronze.log4j_pattern import compile_pattern
+from transforms.bronze.native import HEADER_FIELDS_FUNCTION
 from transforms.silver.families import family_of
 from transforms.silver.registry import in_known_layout
 
@@ -93,6 +98,72 @@ def test_header_fields_equal_the_two_pass_form(spark: SparkSession) -> None:
     assertDataFrameEqual(actual, two_pass)
     matched = {row["id"] for row in actual.where(F.col("fields").isNotNull()).collect()}
     assert matched == {0, 1, 2, 3, 4, 5, 8, 10}
+
+
+#: What the damage in ``test_the_jvm_header_fields_are_the_regexs`` inserts: what the header's
+#: reading turns on (spaces, brackets, the logger's and the thread's delimiters, level letters,
+#: every line terminator, the separator, non-ASCII).
+_DAMAGE = [" ", "(", ")", " (", ") [", "[", "]", ":", ":7", "7", "a", "$", ".", "-", "\t", "\u000b",
+           "\f", "\n", "\r", "\u0085", "\u2028", "\u2029", "\u0001", "I", "WARN", "ING ", "é",
+           "\U0001f600", "T", ","]  # fmt: skip
+
+
+def test_the_jvm_header_fields_are_the_regexs(spark: SparkSession, samples_dir: Path) -> None:
+    """``HeaderFields.java`` against ``HEADER_PATTERN``: the real samples' lines, the layouts
+    above, lines rendered in each of Kafka's and Strimzi's layouts with every level, messages
+    holding tails of their own, and each of those damaged at seeded places (inserted, deleted
+    or replaced characters, cut short). Where it answers, the regex's groups; it answers for
+    every undamaged line in those layouts, and ``header_fields`` equals the regex on every
+    line."""
+    if not spark.catalog.functionExists(HEADER_FIELDS_FUNCTION):
+        pytest.skip("no JVM functions in this session (no JDK to build them)")
+    ts = "2026-11-20 13:00:00,123"
+    rendered = [
+        line
+        for level in ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL")
+        for message in ("m", "", "a (b.C) [t] x", "x (kafka.Fake:12) (y", "end (k.L) [t]  ")
+        for line in (f"[{ts}] {level} {message} (kafka.server.X)",
+                     f"[{ts.replace(' ', 'T')}] {level} {message} (X$1-y:42) ",
+                     f"{ts.replace(',', '.')} {level} {message} (k.L) [thread (x) ] ]\t",
+                     f"{ts} {level} {message} (k.L) []")
+    ]  # fmt: skip
+    real = [
+        line
+        for path in sorted(samples_dir.glob("*.log"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+    ]
+    base = [*rendered, *real, STRIMZI_LINE, LOG4J_LINE, LINE_LAYOUT, DOCKER_COMPOSE,
+            DOCKER_DESKTOP, BARE, TRACE, CLOUD_EVENT]  # fmt: skip
+    rng = random.Random(47)
+    damaged = []
+    for line in base:
+        for _ in range(6):
+            at = rng.randrange(len(line) + 1)
+            cut = rng.randrange(at, len(line) + 1)
+            damaged.append(line[:at] + rng.choice(_DAMAGE) + line[cut:])
+        damaged.append(line[: rng.randrange(len(line) + 1)])
+    lines = [*base, *damaged, "", None]
+    df = spark.createDataFrame(list(enumerate(lines)), "id int, value string")
+    fast = F.call_function(HEADER_FIELDS_FUNCTION, F.col("value"))
+    regex = header_fields_by_regex(F.col("value"))
+    got = df.select("id", fast.alias("fast"), regex.alias("regex"))
+    assert got.where("fast is not null and not (fast <=> regex)").count() == 0
+    # It answers wherever the regex's first attempt matches (no prefix, a timestamp) on a line
+    # without a line terminator or the separator, damaged lines included.
+    first_attempt = (
+        F.col("regex").isNotNull()
+        & (F.get("regex", 0) == "")
+        & (F.get("regex", 2) != "")
+        & ~F.col("value").rlike("[\\n\\r\\u0085\\u2028\\u2029\\u0001]")
+    )
+    assert got.where(first_attempt & F.col("fast").isNull()).count() == 0
+    answered = {row["id"] for row in got.where("fast is not null").collect()}
+    assert set(range(len(rendered))) <= answered
+    assert len(answered - set(range(len(base)))) > 150  # damaged lines it still reads
+    assertDataFrameEqual(
+        df.select("id", header_fields(F.col("value")).alias("fields")),
+        df.select("id", regex.alias("fields")),
+    )
 
 
 def test_every_layout_of_the_real_samples(spark: SparkSession) -> None:

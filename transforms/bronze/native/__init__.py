@@ -1,13 +1,15 @@
 """Bronze's JVM functions (issue 15): the keyed fingerprint of a secret value without Python,
-the secret-key pre-test without ``lower()``, and the node id a record prints in one scan.
+the secret-key pre-test without ``lower()``, the node id a record prints in one scan, and the
+header fields of Kafka's own layouts without the regex.
 
-``Fingerprint.java``, ``SecretKeyMention.java`` and ``NodeIdInMessage.java`` are compiled into
-the jar of the project's JVM functions with the request-log parse's (``jobs.jvm_parsers``),
-which adds it to a session. ``fingerprint_function`` gives the fingerprint when the session
-has that jar, otherwise None, and ``transforms.bronze.redaction`` fingerprints with its pandas
-UDF; the pre-test and the node id are registered by name (``SECRET_KEY_MENTION_FUNCTION``,
-``NODE_ID_FUNCTION``) and used when the session has them, Spark expressions otherwise. The
-values are the same either way (``tests/spark/test_bronze.py`` checks both).
+``Fingerprint.java``, ``SecretKeyMention.java``, ``NodeIdInMessage.java`` and
+``HeaderFields.java`` are compiled into the jar of the project's JVM functions with the
+request-log parse's (``jobs.jvm_parsers``), which adds it to a session. ``fingerprint_function``
+gives the fingerprint when the session has that jar, otherwise None, and
+``transforms.bronze.redaction`` fingerprints with its pandas UDF; the others are registered by
+name (``SECRET_KEY_MENTION_FUNCTION``, ``NODE_ID_FUNCTION``, ``HEADER_FIELDS_FUNCTION``) and
+used when the session has them, Spark expressions otherwise. The values are the same either way
+(``tests/spark/test_bronze.py`` and ``tests/spark/test_layout.py`` check both).
 
 The fingerprint's key cannot be a query literal (``explain()``, the Spark UI and event logs
 would show it), so that function is not registered by name: an object holding the key is made
@@ -22,7 +24,7 @@ from importlib.resources import files
 from importlib.resources.abc import Traversable
 
 from pyspark.sql import Column, SparkSession
-from pyspark.sql.types import BooleanType, StringType
+from pyspark.sql.types import ArrayType, BooleanType, StringType
 
 from transforms.native import keyed_jvm_function
 
@@ -39,10 +41,16 @@ SECRET_KEY_MENTION_CLASS = "kafkaaudit.bronze.SecretKeyMention"
 #: and its class.
 NODE_ID_FUNCTION = "kafka_audit_node_id_in_message"
 NODE_ID_CLASS = "kafkaaudit.bronze.NodeIdInMessage"
+#: Session function name of ``HeaderFields`` (array<string>: ``HEADER_PATTERN``'s 8 groups of
+#: a line in Kafka's or Strimzi's layout, ``transforms.bronze.layout.header_fields``; null
+#: where the regex must decide) and its class.
+HEADER_FIELDS_FUNCTION = "kafka_audit_header_fields"
+HEADER_FIELDS_CLASS = "kafkaaudit.bronze.HeaderFields"
 #: (function name, class, result type) of the functions ``jobs.jvm_parsers`` registers by name.
 FUNCTIONS = (
     (SECRET_KEY_MENTION_FUNCTION, SECRET_KEY_MENTION_CLASS, BooleanType()),
     (NODE_ID_FUNCTION, NODE_ID_CLASS, StringType()),
+    (HEADER_FIELDS_FUNCTION, HEADER_FIELDS_CLASS, ArrayType(StringType())),
 )
 
 
