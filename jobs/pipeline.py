@@ -191,21 +191,24 @@ def build_bronze(
         key: the fingerprint key for secrets (``jobs.fingerprint_keys``).
     """
     disk = StorageLevel.MEMORY_AND_DISK
-    # The settings a persisted frame's cache is built with are the session's at ``persist``.
+    # A persisted frame's cache is built with the settings of a copy of the session taken at
+    # ``persist`` (Spark's cache manager, with adaptive execution or bucketed scans on), else
+    # with the session's own when it is computed: the settings are held over both.
     with runtime_settings(spark, LAYERS_CONF):
         lines = read_lines(spark, sources)
         headed = with_line_headers(lines, declared_layouts(sources)).persist(disk)
         numbered = numbered_lines(headed)
         narrow = narrow_lines(numbered).persist(disk)
         runs = continuation_runs(narrow).persist(disk)
-    # The three computed by one job (``runs.count``) while the plans over them are made on
-    # another driver thread: those plans are analysed only, and the first query planned for
-    # running (a write, after this returns) sizes the broadcast from the cached rows.
-    _, (records, bronze, dates, folded) = beside(
-        spark,
-        runs.count,
-        partial(_over_lines, spark, sources, config, key, (numbered, narrow, runs)),
-    )
+        # The three computed by one job (``runs.count``) while the plans over them are made
+        # on another driver thread: those plans are analysed only, and the first query
+        # planned for running (a write, after this returns) sizes the broadcast from the
+        # cached rows.
+        _, (records, bronze, dates, folded) = beside(
+            spark,
+            runs.count,
+            partial(_over_lines, spark, sources, config, key, (numbered, narrow, runs)),
+        )
     return Bronze(numbered, narrow, folded, records, bronze, dates, cached=(headed, narrow, runs))
 
 
