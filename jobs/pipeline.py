@@ -162,7 +162,8 @@ def in_window(ts: Column, start: datetime | None, end: datetime | None) -> Colum
 #: the persisted columns. To choose an encoding, Spark's columnar cache hashes every value of
 #: every string column (dictionary encoding's statistics), each line's full text twice (line
 #: and message) though no encoding ever shrinks those: a third of the cache's CPU. Without it
-#: the layers take a few percent more memory (issue 15, forty-seventh part).
+#: the full-text layer takes 3% more memory, the small narrow layer a third more (issue 15,
+#: forty-seventh part).
 LAYERS_CONF: Mapping[str, str] = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
 
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from transforms.bronze.log4j_pattern import BUILTIN_LAYOUTS, CompiledLayout
 from transforms.bronze.native import HEADER_FIELDS_FUNCTION
 from transforms.columns import split_groups
+from transforms.native import registered_function
 
 #: One pattern for every layout. Groups: 1 prefix a container runtime or syslog put before the
 #: header (``kafka-0 kafka ``, ``name_1  | ``, ``2025-02-16 11:46:34 ``), 2 ``[`` when the date
@@ -98,10 +99,8 @@ def header_fields(value: Column) -> Column:
     bronze's persisted layer at 1M lines (issue 15).
     """
     by_regex = header_fields_by_regex(value)
-    session = SparkSession.getActiveSession()
-    if session is not None and session.catalog.functionExists(HEADER_FIELDS_FUNCTION):
-        return F.coalesce(F.call_function(HEADER_FIELDS_FUNCTION, value), by_regex)
-    return by_regex
+    native = registered_function(HEADER_FIELDS_FUNCTION)
+    return F.coalesce(native(value), by_regex) if native else by_regex
 
 
 def header_fields_by_regex(value: Column) -> Column:

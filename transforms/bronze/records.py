@@ -11,7 +11,7 @@ import operator
 from collections.abc import Sequence
 from functools import reduce
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from schemas.raw_lines import LAYOUT_UNRECOGNIZED, RAW_LINES
@@ -24,6 +24,7 @@ from transforms.bronze.layout import (
 from transforms.bronze.native import NODE_ID_FUNCTION
 from transforms.bronze.redaction import ends_inside_secret, with_secrets_fingerprinted
 from transforms.frames import union_by_name
+from transforms.native import registered_function
 
 #: Physical line kinds that are not log records (``line_kind``).
 COMMENT = "comment"
@@ -326,10 +327,8 @@ def node_id_in_message(message: Column) -> Column:
     ``node_id_in_message_by_expressions``, whose seven substring searches over every line's
     message cost a third of bronze's persisted layer at 1M lines (issue 15).
     """
-    session = SparkSession.getActiveSession()
-    if session is not None and session.catalog.functionExists(NODE_ID_FUNCTION):
-        return F.call_function(NODE_ID_FUNCTION, message)
-    return node_id_in_message_by_expressions(message)
+    native = registered_function(NODE_ID_FUNCTION)
+    return native(message) if native else node_id_in_message_by_expressions(message)
 
 
 def node_id_in_message_by_expressions(message: Column) -> Column:

@@ -26,6 +26,7 @@ from pyspark.sql.pandas.functions import pandas_udf
 
 from transforms.bronze.native import SECRET_KEY_MENTION_FUNCTION, fingerprint_function
 from transforms.fingerprints import keyed_fingerprint
+from transforms.native import registered_function
 
 #: JSON keys whose values are secrets or carry them (2.8+ request log).
 SECRET_JSON_KEYS: tuple[str, ...] = (
@@ -155,10 +156,8 @@ def mentions_secret_key(text: Column) -> Column:
     otherwise ``lower()`` and five substring searches, whose ``lower()`` alone cost 4.4 s of
     CPU per million lines (issue 15).
     """
-    session = SparkSession.getActiveSession()
-    if session is not None and session.catalog.functionExists(SECRET_KEY_MENTION_FUNCTION):
-        return F.call_function(SECRET_KEY_MENTION_FUNCTION, text)
-    return mentions_secret_key_by_expressions(text)
+    native = registered_function(SECRET_KEY_MENTION_FUNCTION)
+    return native(text) if native else mentions_secret_key_by_expressions(text)
 
 
 def mentions_secret_key_by_expressions(text: Column) -> Column:

@@ -11,16 +11,21 @@ event logs would show. Such a class has a static ``of(Column value, byte[]... ke
 builds a Spark UDF around an object holding the keys (Spark ships it with each task, as it
 ships a Python UDF's closure) and returns its column; ``keyed_jvm_function`` finds that method
 through the session's jar class loader and gives it as a Python column function.
+
+``registered_function``: a function ``jobs.jvm_parsers`` registered by name, when the active
+session has it; the callers fall back to their Spark expressions otherwise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
 from py4j.protocol import Py4JError
 from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
 
 #: The folder of the Java source (a package resource), compiled into the functions' jar.
 SOURCES: Traversable = files(__name__)
@@ -62,3 +67,14 @@ def keyed_jvm_function(
         return Column(method.invoke(None, arguments))
 
     return function
+
+
+def registered_function(name: str) -> Callable[[Column], Column] | None:
+    """The JVM function registered by name as ``name`` (``jobs.jvm_parsers``), as a column
+    function of one column, when the active session has it; None without an active session
+    or without the function (no JDK, a failed build, ``KAFKA_AUDIT_NATIVE_PARSE=off``): the
+    caller then uses its Spark expressions, which give the same values."""
+    session = SparkSession.getActiveSession()
+    if session is None or not session.catalog.functionExists(name):
+        return None
+    return partial(F.call_function, name)
