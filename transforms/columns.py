@@ -38,7 +38,9 @@ def rest_of(text: Column, position: Column | int) -> Column:
 _GROUP_SEPARATOR = "\u0001"
 
 
-def split_groups(parts: Column, count: int, unreadable: Column, fallback: Column) -> Column:
+def split_groups(
+    parts: Column, count: int, unreadable: Column, fallback: Column, empty_as_null: bool = True
+) -> Column:
     """Elements 2..``count + 1`` of ``parts``, or ``fallback`` where ``unreadable``; null when
     the result is empty. ``parts`` is evaluated once.
 
@@ -52,14 +54,20 @@ def split_groups(parts: Column, count: int, unreadable: Column, fallback: Column
     the top of a column: inside a branch Spark inlines it again, hence the ``when`` within.
     Half the cost of the header regex of every line (issue 15, sixteenth part).
 
+    ``empty_as_null=False`` keeps an empty result as it is, without ``nullif``: its common
+    expression is a projection of its own where the operators run one by one
+    (``jobs.pipeline.PARSE_CONF``, issue 15, forty-eighth part). For a caller that reads only
+    elements (``group_at``), to which both mean no match.
+
     Input: ``parts`` array<string>, ``unreadable`` boolean, ``fallback`` array<string> (null
-    or of ``count`` elements). Output: array<string> of ``count`` elements, or null.
+    or of ``count`` elements). Output: array<string> of ``count`` elements, or null (or empty,
+    with ``empty_as_null=False``).
     """
-    empty = F.array().cast("array<string>")
-    return F.nullif(F.when(unreadable, fallback).otherwise(F.slice(parts, 2, count)), empty)
+    found = F.when(unreadable, fallback).otherwise(F.slice(parts, 2, count))
+    return F.nullif(found, F.array().cast("array<string>")) if empty_as_null else found
 
 
-def groups(text: Column, regex: str, count: int) -> Column:
+def groups(text: Column, regex: str, count: int, empty_as_null: bool = True) -> Column:
     """Groups 1..``count`` of ``regex`` in ``text`` from one regex evaluation; read them with
     ``group_at``.
 
@@ -73,14 +81,16 @@ def groups(text: Column, regex: str, count: int) -> Column:
 
     Returns:
         array<string> of ``count`` elements ("" for an empty or non-participating group); null
-        when ``text`` is null or does not match. Element ``i`` is group ``i + 1``.
+        when ``text`` is null or does not match (empty for no match with
+        ``empty_as_null=False``, ``split_groups``). Element ``i`` is group ``i + 1``.
     """
     sep = _GROUP_SEPARATOR
     replacement = sep + sep.join(f"${i}" for i in range(1, count + 1)) + sep
     replaced = F.regexp_replace(text, regex, replacement)
     extracted = [F.regexp_extract(text, regex, i) for i in range(1, count + 1)]
     per_group = F.when(text.rlike(regex), F.array(*extracted))
-    return split_groups(F.split(replaced, sep), count, text.contains(sep), per_group)
+    parts = F.split(replaced, sep)
+    return split_groups(parts, count, text.contains(sep), per_group, empty_as_null)
 
 
 def starts_after_spaces(text: Column, prefix: str) -> Column:

@@ -19,6 +19,8 @@ from transforms.columns import (
 )
 from transforms.silver.request_log.parse import (
     CONNECTION_ID_RE,
+    PREFIX,
+    _log_format,
     connection_groups,
     connection_parts,
     found_error_codes,
@@ -27,6 +29,7 @@ from transforms.silver.request_log.string_form import (
     HEADER_RE,
     METRICS_RE,
     split_string_form,
+    string_form_struct,
     struct_top_level_error_code,
 )
 
@@ -202,6 +205,67 @@ def test_trim_tests_equal_ltrim_and_rtrim(spark: SparkSession) -> None:
             starts_after_spaces(text, bad)
     with pytest.raises(ValueError, match="suffix"):
         ends_before_spaces(text, "} ")
+
+
+def test_string_form_parts_are_the_same_inline_and_materialised(spark: SparkSession) -> None:
+    """``split_string_form(materialised=False)`` (every part an expression of the body, as
+    the parse plans it beside the string form's JVM function) gives the parts and groups the
+    materialised stages give, on whole, cut and odd bodies."""
+    sep = " from connection "
+    head = "RequestHeader(apiKey=METADATA, apiVersion=5, clientId=cli, correlationId=1) -- "
+    whole = f"{head}{{topics=null}},response:{{brokers=[]}}{sep}{TAIL}"
+    bodies = [
+        whole,
+        f"{head}{{topics=[a{sep}b]}},response:{{}}{sep}{TAIL}",
+        f"{head}é€😀{{}},response:{{}}{sep}{TAIL}",
+        *[whole[:cut] for cut in (0, 10, len(head), len(head) + 30, len(whole) - 40)],
+        f"{sep}{TAIL}",
+        sep,
+        f"{head}{{}}",
+        "RequestHeader(apiKey=X) -- {}" + sep + "x;y",
+        None,
+    ]
+    df = spark.createDataFrame([(i, b) for i, b in enumerate(bodies)], "id int, body string")
+    staged = df
+    for stage in split_string_form(F.col("body")):
+        staged = staged.withColumns(stage)
+    materialised = string_form_struct(F.col("_s_tail"), F.col("_s_head"), F.col("_s_rest"))
+    parts = {k: v for stage in split_string_form(F.col("body"), False) for k, v in stage.items()}
+    inline = string_form_struct(parts["_s_tail"], parts["_s_head"], parts["_s_rest"])
+    expected = staged.select("id", materialised.alias("s"))
+    actual = df.select("id", inline.alias("s"))
+    assert_df_equality(actual, expected, ignore_nullable=True)
+    assert expected.where("s.metric_groups IS NOT NULL").count() == 4  # the test can fail
+
+
+def test_log_format_read_from_the_message(spark: SparkSession) -> None:
+    """``_log_format`` (read from the message) equals the rule it replaces, read from the body
+    after ``Completed request:``: JSON where the body starts with ``{`` after spaces, the
+    string form where it starts ``RequestHeader(``, else null."""
+    messages = [
+        f"{PREFIX}{{}}",
+        f"{PREFIX}  {{}}",
+        f"{PREFIX} RequestHeader(",
+        f"{PREFIX}RequestHeader(apiKey=X)",
+        f"{PREFIX}",
+        f"{PREFIX} ",
+        "Completed request",
+        "completed request:{}",
+        f" {PREFIX}{{}}",
+        f"{PREFIX}\t{{}}",
+        f"{PREFIX}Request",
+        "",
+        None,
+    ]
+    df = spark.createDataFrame([(i, m) for i, m in enumerate(messages)], "id int, m string")
+    body = F.when(F.col("m").startswith(PREFIX), rest_of(F.col("m"), len(PREFIX) + 1))
+    old = F.when(starts_after_spaces(body, "{"), F.lit("json")).when(
+        body.startswith("RequestHeader("), F.lit("string")
+    )
+    expected = df.select("id", old.alias("f"))
+    assert_df_equality(df.select("id", _log_format(F.col("m")).alias("f")), expected)
+    found = [r["f"] for r in expected.orderBy("id").collect()]
+    assert found[:4] == ["json", "json", None, "string"]  # the test can fail
 
 
 def test_string_form_text_before_the_last_separator(spark: SparkSession) -> None:

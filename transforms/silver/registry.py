@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -112,7 +112,10 @@ def parsed(bronze: DataFrame, parser: Parser) -> DataFrame:
     are these): bronze columns + silver columns + reason_code, reason_detail; records of a
     bad time (``timed``) or of an unknown layout (``in_known_layout``) rejected."""
     records = bronze.where(F.col("family") == parser.family)
-    return in_known_layout(timed(parser.parse(records)))
+    # One projection for both rules, not one each: the parsers run their operators one by one
+    # (``jobs.pipeline.PARSE_CONF``), and each projection copies every column of every row
+    # (issue 15, forty-eighth part).
+    return _with_reasons(parser.parse(records), _layout_reasons(*_timed_reasons(*_reasons())))
 
 
 def empty_output(spark: SparkSession, parser: Parser) -> DataFrame:
@@ -139,25 +142,25 @@ def timed(output: DataFrame) -> DataFrame:
     Input / output columns: a parser's output (bronze columns, its silver columns,
     reason_code, reason_detail); only reason_code and reason_detail change.
     """
+    return _with_reasons(output, _timed_reasons(*_reasons()))
+
+
+def _timed_reasons(code: Column, detail: Column) -> tuple[Column, Column]:
+    """``timed``'s reason_code and reason_detail, from the parser's (``code``, ``detail``)."""
     header = F.substring(
         F.col("raw"), F.length(F.coalesce(F.col("line_prefix"), F.lit(""))) + 1, 200
     )
     bad = (
-        F.col("reason_code").isNull()
+        code.isNull()
         & F.col("log_ts").isNull()
         & (F.col("layout") != "json")
         & header.rlike(_HEADER_TIME)
     )
-    detail = F.concat(
+    found = F.concat(
         F.lit("the record's time does not parse to a real instant: "),
         F.regexp_extract(header, r"^\s*\[?([^\]]{0,40})", 1),
     )
-    return output.withColumns(
-        {
-            "reason_code": F.when(bad, F.lit(BAD_TIMESTAMP)).otherwise(F.col("reason_code")),
-            "reason_detail": F.when(bad, detail).otherwise(F.col("reason_detail")),
-        }
-    )
+    return F.when(bad, F.lit(BAD_TIMESTAMP)).otherwise(code), F.when(bad, found).otherwise(detail)
 
 
 #: Quarantine reason of a record a family's signature claims in a layout no parser knows.
@@ -173,22 +176,34 @@ def in_known_layout(output: DataFrame) -> DataFrame:
     Input / output columns: a parser's output (bronze columns, its silver columns,
     reason_code, reason_detail); only reason_code and reason_detail change.
     """
+    return _with_reasons(output, _layout_reasons(*_reasons()))
+
+
+def _layout_reasons(code: Column, detail: Column) -> tuple[Column, Column]:
+    """``in_known_layout``'s reason_code and reason_detail, from (``code``, ``detail``)."""
     unknown = F.coalesce(F.col("layout") == LAYOUT_UNRECOGNIZED, F.lit(False))
-    detail = F.concat(
+    found = F.concat(
         F.lit("a record of family "),
         F.col("family"),
         F.lit(" in a log layout no parser knows; declare the file's log4j "
               "ConversionPattern (layout_pattern in [[sources]], or the node's log4j config "
               "beside its logs)"),
     )  # fmt: skip
-    return output.withColumns(
-        {
-            "reason_code": F.when(unknown, F.lit(UNRECOGNIZED_LAYOUT)).otherwise(
-                F.col("reason_code")
-            ),
-            "reason_detail": F.when(unknown, detail).otherwise(F.col("reason_detail")),
-        }
+    return (
+        F.when(unknown, F.lit(UNRECOGNIZED_LAYOUT)).otherwise(code),
+        F.when(unknown, found).otherwise(detail),
     )
+
+
+def _reasons() -> tuple[Column, Column]:
+    """A parser's own reason_code and reason_detail columns."""
+    return F.col("reason_code"), F.col("reason_detail")
+
+
+def _with_reasons(output: DataFrame, reasons: tuple[Column, Column]) -> DataFrame:
+    """``output`` with reason_code and reason_detail replaced by ``reasons``."""
+    code, detail = reasons
+    return output.withColumns({"reason_code": code, "reason_detail": detail})
 
 
 def silver_tables(

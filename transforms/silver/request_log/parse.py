@@ -43,7 +43,7 @@ from transforms.silver.request_log.string_form import (
     split_string_form,
     string_checks,
     string_fields,
-    string_groups,
+    string_form_struct,
     struct_top_level_error_code,
 )
 from transforms.silver.request_log.tokens import (
@@ -77,14 +77,16 @@ def is_request_record(logger: Column, message: Column) -> Column:
 def connection_groups(connection_id: Column) -> Column:
     """The six ``CONNECTION_ID_RE`` groups of a connection id (``transforms.columns.groups``).
     Materialise it as a column before ``connection_parts``, which reads it six times: inline,
-    the regex ran for each part (an eighth of the parse of JSON request records, issue 15)."""
-    return groups(connection_id, CONNECTION_ID_RE, 6)
+    the regex ran for each part (an eighth of the parse of JSON request records, issue 15).
+    Empty, not null, for an id that does not match (``empty_as_null=False``: one projection
+    less in the parse); ``connection_parts`` reads both as no match. Null for a null id."""
+    return groups(connection_id, CONNECTION_ID_RE, 6, empty_as_null=False)
 
 
 def connection_parts(found: Column) -> dict[str, Column]:
     """local_ip, local_port, remote_ip (client), remote_port, processor_id (4.x only),
-    connection_index of a connection id, from its ``connection_groups``; all null when it does
-    not match."""
+    connection_index of a connection id, from its ``connection_groups`` (null or empty); all
+    null when it does not match."""
     g = [F.lit(None), *[group_at(found, i) for i in range(1, 7)]]
     four_part = g[6].isNotNull()
     return {
@@ -197,11 +199,11 @@ def _checks(is_json: Column, is_string: Column) -> list[Check]:
         *string_checks(
             is_string,
             body,
-            head=c("_s_head"),
-            rest=c("_s_rest"),
-            tail=c("_s_tail"),
-            metric_groups=c("_s_mg"),
-            header_groups=c("_s_hg"),
+            head=c("_s.head"),
+            rest=c("_s.rest"),
+            tail=c("_s.tail"),
+            metric_groups=c("_s.metric_groups"),
+            header_groups=c("_s.header_groups"),
         ),
         (
             c("local_ip").isNull(),
@@ -215,25 +217,59 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     """bronze + ``_body`` (text after the prefix), log_format, ``_n`` and ``_nj`` (the string
     and JSON forms' JVM functions' answers, ``STRING_FORM_SCHEMA`` and ``JSON_FORM_SCHEMA``;
     null unless the session has the function and it answered), and each form's intermediate
-    columns (``_j`` for JSON; ``_s_head``, ``_s_rest``, ``_s_tail``, ``_s_hg``, ``_s_mg`` for
-    the string form), computed only for records of that form that the expressions parse."""
+    columns for the records of that form that the expressions parse: ``_j`` (the JSON parsed
+    by ``from_json``) and ``_s`` (the string form's parts, ``string_form_struct``).
+
+    The parse runs its operators one by one (``jobs.pipeline.PARSE_CONF``), and each
+    projection copies every column of every row: about 0.8 s of CPU per million records,
+    whether or not it computes anything for them (issue 15, forty-eighth part). Where the
+    string form's JVM function answers, the expressions parse only the few records it
+    refuses, so their stages are one projection (``split_string_form(materialised=False)``),
+    beside the JSON's; without it, they are materialised stage after stage, as every string
+    record goes through them."""
     c, message = F.col, F.col("message")
     body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
-    log_format = F.when(starts_after_spaces(c("_body"), "{"), F.lit(schema.FORMAT_JSON)).when(
-        c("_body").startswith("RequestHeader("), F.lit(schema.FORMAT_STRING)
-    )
-    staged = bronze.withColumn("_body", body).withColumn("log_format", log_format)
-    staged = staged.withColumn(
-        "_n", _native_answer(bronze, STRING_FORM_FUNCTION, STRING_FORM_SCHEMA, schema.FORMAT_STRING)
+    staged = bronze.withColumns({"_body": body, "log_format": _log_format(message)})
+    string, json = schema.FORMAT_STRING, schema.FORMAT_JSON
+    staged = staged.withColumns(
+        {
+            "_n": _native_answer(bronze, STRING_FORM_FUNCTION, STRING_FORM_SCHEMA, string),
+            "_nj": _native_answer(bronze, JSON_FORM_FUNCTION, JSON_FORM_SCHEMA, json),
+        }
     )
     is_string = _string_by_expressions()
-    for stage in [*split_string_form(c("_body")), string_groups(c("_s_head"), c("_s_tail"))]:
-        staged = staged.withColumns({name: F.when(is_string, col) for name, col in stage.items()})
-    # After the string form's stages, so that they do not copy the JSON of every record.
-    staged = staged.withColumn(
-        "_nj", _native_answer(bronze, JSON_FORM_FUNCTION, JSON_FORM_SCHEMA, schema.FORMAT_JSON)
+    materialised = not bronze.sparkSession.catalog.functionExists(STRING_FORM_FUNCTION)
+    stages = split_string_form(c("_body"), materialised)
+    if materialised:
+        for stage in stages:
+            staged = staged.withColumns({name: F.when(is_string, v) for name, v in stage.items()})
+        parts = {name: c(name) for name in ("_s_tail", "_s_head", "_s_rest")}
+    else:
+        parts = {name: value for stage in stages for name, value in stage.items()}
+    found = string_form_struct(parts["_s_tail"], parts["_s_head"], parts["_s_rest"])
+    return staged.withColumns(
+        {
+            "_s": F.when(is_string, found),
+            "_j": F.when(_json_by_expressions(), parsed_json(c("_body"))),
+        }
     )
-    return staged.withColumn("_j", F.when(_json_by_expressions(), parsed_json(c("_body"))))
+
+
+def _log_format(message: Column) -> Column:
+    """``schema.FORMAT_JSON`` where the body after ``PREFIX`` starts with ``{`` (leading spaces
+    aside, ``starts_after_spaces``), ``schema.FORMAT_STRING`` where it starts
+    ``RequestHeader(``, else null; read from the message, so that it is computed in the same
+    projection as the body (one projection less, ``_split_forms``). The two cases exclude each
+    other, so the rare spaced JSON is tested last."""
+    json, string = F.lit(schema.FORMAT_JSON), F.lit(schema.FORMAT_STRING)
+    spaced = F.when(
+        message.startswith(PREFIX), starts_after_spaces(rest_of(message, len(PREFIX) + 1), "{")
+    )
+    return (
+        F.when(message.startswith(PREFIX + "{"), json)
+        .when(message.startswith(PREFIX + "RequestHeader("), string)
+        .when(spaced, json)
+    )
 
 
 def _native_answer(bronze: DataFrame, function: str, result: StructType, log_format: str) -> Column:
@@ -282,7 +318,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     is_json = c("log_format") == schema.FORMAT_JSON
     is_string, json_expressions = _string_by_expressions(), _json_by_expressions()
     json = json_fields(c("_j"))
-    text = string_fields(c("_s_hg"), c("_s_mg"), c("_s_rest"))
+    text = string_fields(c("_s.header_groups"), c("_s.metric_groups"), c("_s.rest"))
     fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
     fields = fields.withColumn("_conn", connection_groups(c("connection_id")))
     fields = fields.withColumns(
@@ -316,15 +352,16 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
             "_passes": _passes_every_check(json_expressions),
         }
     )
-    derived = derived.withColumns(
+    slow = json_expressions & ~c("_passes")
+    checked = derived.withColumns(
         {
             "item_error_code_names": error_code_names(c("item_error_codes")),
             **envelope_principal_columns(c("_envp")),
             **{name: F.when(~c("_passes"), c(name)) for name in ("_j", "_body")},
+            # Read before the line above empties it: the same text, as slow rows keep it.
+            "_jm": F.when(slow, raw_top_level(c("_body"))),
         }
     )
-    slow = json_expressions & ~c("_passes")
-    checked = derived.withColumn("_jm", F.when(slow, raw_top_level(c("_body"))))
     checked = checked.withColumn("_hm", header_map(c("_jm")))
     failed = checked.withColumn(
         "_failure", first_failure(_checks(json_expressions, is_string), c("_passes"))

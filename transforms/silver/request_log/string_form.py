@@ -59,7 +59,7 @@ _INNERMOST_GROUP_RE = r"\{[^{}\[\]]*\}|\[[^{}\[\]]*\]"
 _FLATTEN_PASSES = 12
 
 
-def split_string_form(body: Column) -> list[dict[str, Column]]:
+def split_string_form(body: Column, materialised: bool = True) -> list[dict[str, Column]]:
     """Intermediate columns to materialise, stage after stage (each stage reads the columns of
     the ones before it), before ``string_groups``: ``_s_tail`` (text after the last
     `` from connection ``), ``_s_first`` (the text before the first one), ``_s_before`` (the
@@ -67,31 +67,39 @@ def split_string_form(body: Column) -> list[dict[str, Column]]:
     request, response). Plain string functions where a regex
     is not needed: a lazy or backtracking regex over a whole line costs several times more.
     Each value is computed once: one expression reused in several columns of one stage is
-    evaluated once per use (a search from the end of the line for the tail, each time)."""
-    c = F.col
-    tail = F.nullif(F.substring_index(body, _CONNECTION_SEP, -1), F.lit(""))
+    evaluated once per use (a search from the end of the line for the tail, each time).
+
+    ``materialised=False``: each stage reads the expressions of the ones before it instead of
+    their columns, so that every column is an expression of ``body`` alone
+    (``string_form_struct``): the same values, computed again at each use, for a plan in which
+    few records take this path (issue 15, forty-eighth part)."""
+
+    def ref(name: str, expression: Column) -> Column:
+        return F.col(name) if materialised else expression
+
+    tail = F.when(body.contains(_CONNECTION_SEP), F.nullif(
+        F.substring_index(body, _CONNECTION_SEP, -1), F.lit("")
+    ))  # fmt: skip
+    first = F.substring_index(body, _CONNECTION_SEP, 1)
+    tail_ref, first_ref = ref("_s_tail", tail), ref("_s_first", first)
     # With one separator (nearly always) the text before it is ``_s_first``: a check of byte
     # lengths tells, where character positions would walk the whole line twice.
     one_separator = F.octet_length(body) == (
-        F.octet_length(c("_s_first")) + len(_CONNECTION_SEP.encode()) + F.octet_length(c("_s_tail"))
+        F.octet_length(first_ref) + len(_CONNECTION_SEP.encode()) + F.octet_length(tail_ref)
     )
     before = (
-        F.when(c("_s_tail").isNull(), body)
-        .when(one_separator, c("_s_first"))
+        F.when(tail_ref.isNull(), body)
+        .when(one_separator, first_ref)
         .otherwise(
-            body.substr(F.lit(1), F.length(body) - F.length(c("_s_tail")) - len(_CONNECTION_SEP))
+            body.substr(F.lit(1), F.length(body) - F.length(tail_ref) - len(_CONNECTION_SEP))
         )
     )
-    header = F.nullif(F.regexp_extract(c("_s_before"), HEADER_RE, 0), F.lit(""))
-    rest = F.when(
-        c("_s_head").isNotNull(),
-        rest_of(c("_s_before"), F.length(c("_s_head")) + 1),
-    )
+    before_ref = ref("_s_before", before)
+    header = F.nullif(F.regexp_extract(before_ref, HEADER_RE, 0), F.lit(""))
+    head_ref = ref("_s_head", header)
+    rest = F.when(head_ref.isNotNull(), rest_of(before_ref, F.length(head_ref) + 1))
     return [
-        {
-            "_s_tail": F.when(body.contains(_CONNECTION_SEP), tail),
-            "_s_first": F.substring_index(body, _CONNECTION_SEP, 1),
-        },
+        {"_s_tail": tail, "_s_first": first},
         {"_s_before": before},
         {"_s_head": header},
         {"_s_rest": rest},
@@ -103,6 +111,21 @@ def string_groups(head: Column, tail: Column) -> dict[str, Column]:
     (``transforms.columns.groups``): ``_s_hg`` (HEADER_RE, 4) and ``_s_mg`` (METRICS_RE, 15).
     Materialise them before ``string_fields`` / ``string_checks``, which read them many times."""
     return {"_s_hg": groups(head, HEADER_RE, 4), "_s_mg": groups(tail, METRICS_RE, 15)}
+
+
+def string_form_struct(tail: Column, head: Column, rest: Column) -> Column:
+    """The string form's parts as one struct, ``STRING_FORM_PARTS``: ``tail``, ``head``,
+    ``rest`` (``split_string_form``'s ``_s_tail``, ``_s_head``, ``_s_rest``, strings) and
+    their regex groups ``header_groups``, ``metric_groups`` (``string_groups``, array<string>).
+    Materialise it: ``string_fields`` and ``string_checks`` read its fields many times."""
+    found = string_groups(head, tail)
+    return F.struct(
+        tail.alias("tail"),
+        head.alias("head"),
+        rest.alias("rest"),
+        found["_s_hg"].alias("header_groups"),
+        found["_s_mg"].alias("metric_groups"),
+    )
 
 
 def _metric(metric_groups: Column, name: str) -> Column:
