@@ -52,8 +52,8 @@ SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 REGISTER_TIMEOUT_S = 180.0  # bounds on waiting for JVMs, not performance assertions
 STOP_TIMEOUT_S = 30.0
 DAEMON_JIT = "-XX:TieredStopAtLevel=1"
-#: The name bronze's fingerprint UDF has in plans (``transforms/bronze/native/Fingerprint.java``).
-FINGERPRINT_FUNCTION = "kafka_audit_fingerprint"
+#: The name bronze's fingerprint UDF has in plans (``transforms/bronze/native/Fingerprints.java``).
+FINGERPRINT_FUNCTION = "kafka_audit_fingerprints"
 
 
 def _free_port() -> int:
@@ -194,7 +194,7 @@ def executors_by_plan(events: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
         ``{"executors": ids added, "all": ids that ran tasks, "pandas_udf": ids that ran tasks
         of executions whose plan has ``ArrowEvalPython``, "python_udf": the same for
         ``BatchEvalPython`` (a row-at-a-time Python UDF), "jvm_fingerprint": the same for
-        ``kafka_audit_fingerprint`` (bronze's secret fingerprint, a JVM function),
+        ``kafka_audit_fingerprints`` (bronze's secret fingerprint, a JVM function),
         "delta_writer": the same for ``InsertIntoHadoopFsRelationCommand`` (Spark's Parquet
         writer, which the embedded Delta engine writes with)}``.
     """

@@ -248,7 +248,7 @@ def test_secrets_become_keyed_fingerprints_in_every_rendering(
 
 
 def test_the_jvm_fingerprint_is_the_python_one(spark: SparkSession) -> None:
-    """``Fingerprint.java`` against ``transforms.fingerprints.keyed_fingerprint`` (the JSON
+    """``Fingerprints.java`` against ``transforms.fingerprints.keyed_fingerprint`` (the JSON
     quotes removed first, as ``redaction._fingerprint`` does), on values at the edges of the
     quote rule and of UTF-8; the key is in no plan."""
     function = native.fingerprint_function(spark, KEY)
@@ -259,16 +259,17 @@ def test_the_jvm_fingerprint_is_the_python_one(spark: SparkSession) -> None:
         '"\u00e9\"x"', "日本語", "\U0001f600",
         '"' + "\U0001f600" + '"', "x" * 5000,
     ]  # fmt: skip
-    df = spark.createDataFrame([(values,), (None,), ([],)], "values array<string>")
-    got = df.select(F.transform("values", function).alias("fingerprints"))
+    rows = [(values,), (None,), ([],), (["Zm9v", None],)]
+    df = spark.createDataFrame(rows, "values array<string>")
+    got = df.select(function(F.col("values")).alias("fingerprints"))
     expected = spark.createDataFrame(
         [([keyed_fingerprint(KEY, v[1:-1] if len(v) >= 2 and v[0] == v[-1] == '"' else v)
-           for v in values],), (None,), ([],)],
+           for v in values],), (None,), ([],), ([keyed_fingerprint(KEY, "Zm9v"), None],)],
         "fingerprints array<string>",
     )  # fmt: skip
     assertDataFrameEqual(got, expected, checkRowOrder=False)
     plan = got._jdf.queryExecution().toString()
-    assert "kafka_audit_fingerprint" in plan
+    assert "kafka_audit_fingerprints" in plan
     assert KEY.hex() not in plan and "k" * 32 not in plan
 
 

@@ -50,7 +50,7 @@ def test_the_jar_is_named_by_its_sources(tmp_path: Path) -> None:
     assert {
         "StringFormParse.java",
         "JsonFormParse.java",
-        "Fingerprint.java",
+        "Fingerprints.java",
         "TokenHmac.java",
         "KeyedFingerprint.java",
     } <= set(sources)

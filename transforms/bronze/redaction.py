@@ -107,7 +107,8 @@ def fingerprints(values: Column, key: bytes, spark: SparkSession | None = None) 
     literals, but that would put key material into the query plan, where ``explain()``, the
     Spark UI and event logs show it. So the key is held by a function object: the JVM function
     ``transforms.bronze.native.fingerprint_function`` when the session has the project's jar
-    (``jobs.jvm_parsers``), called only for the values there are; else a pandas UDF that keeps
+    (``jobs.jvm_parsers``), one call per array (generated code, where ``transform`` over a
+    function per value had none); else a pandas UDF that keeps
     the key in its closure, vectorised over Arrow batches, which Spark evaluates on every row
     in Python workers (issue 15: starting them alone cost a run on ``samples/`` seconds). Both
     give the same fingerprints.
@@ -115,7 +116,7 @@ def fingerprints(values: Column, key: bytes, spark: SparkSession | None = None) 
     session = spark or SparkSession.getActiveSession()
     native = None if session is None else fingerprint_function(session, key)
     if native is not None:
-        return F.transform(values, native)
+        return native(values)
 
     @pandas_udf("array<string>")  # type: ignore[call-overload, untyped-decorator]
     def _hmac_sha256(batch: pd.Series) -> pd.Series:
@@ -248,13 +249,12 @@ def with_secrets_fingerprinted(
     twice.
 
     The result equals ``redact_with`` applied to each column with ``secret_fingerprint_map``,
-    but each step is its own projection over columns computed once: the candidate flag, the
-    secret values, then their fingerprints (``fingerprints``: the JVM function, called for each
-    value; or the pandas UDF, one Arrow evaluation per row, null and no work for rows that are
-    not candidates), then the JSON pass, the ``key=value`` pass and the
-    safety net, each reading the previous one's column rather than re-deriving it. A secret
-    value split across two lines (``redact_split_values``) loses the rest that starts the next
-    line first.
+    but over columns computed once: the candidate flag, the secret values, then their
+    fingerprints (``fingerprints``: the JVM function, one call per row's array; or the pandas
+    UDF, one Arrow evaluation per row, null and no work for rows that are not candidates),
+    then the JSON pass, the ``key=value`` pass and the safety net in one projection
+    (``_redacted``). A secret value split across two lines (``redact_split_values``) loses the
+    rest that starts the next line first.
     """
     texts = [F.col(c) for c in columns]
     pretest = reduce(operator.or_, [mentions_secret_key(F.col(c)) for c in covering or columns])
@@ -283,19 +283,19 @@ def with_secrets_fingerprinted(
             fp_map,
             F.map_from_arrays(F.col(values), fingerprints(F.col(values), key, df.sparkSession)),
         )
-        .withColumns(
-            only_candidates(
-                {c: _replace_all(F.col(c), _JSON_SECRET, F.col(fp_map), True) for c in columns}
-            )
-        )
-        .withColumns(
-            only_candidates(
-                {c: _replace_all(F.col(c), _STRING_SECRET, F.col(fp_map), False) for c in columns}
-            )
-        )
-        .withColumns(only_candidates({c: redact_secrets(F.col(c)) for c in columns}))
+        .withColumns(only_candidates({c: _redacted(F.col(c), F.col(fp_map)) for c in columns}))
         .drop(flag, values, fp_map)
     )
+
+
+def _redacted(text: Column, fp_map: Column) -> Column:
+    """``text`` through the JSON pass, the ``key=value`` pass and the safety net, as one
+    expression: the JSON pass is evaluated again for each of the three reads the ``key=value``
+    pass makes of it, on the rows that mention a secret (few), where three projections of
+    their own, each a higher-order function without generated code, copied every row of the
+    write (issue 15, forty-eighth part). ``fp_map`` is a column, computed once per row."""
+    with_json = _replace_all(text, _JSON_SECRET, fp_map, quoted=True)
+    return redact_secrets(_replace_all(with_json, _STRING_SECRET, fp_map, quoted=False))
 
 
 def ends_inside_secret(line: Column) -> Column:

@@ -1,11 +1,11 @@
-"""Bronze's JVM functions (issue 15): the keyed fingerprint of a secret value without Python,
+"""Bronze's JVM functions (issue 15): the keyed fingerprints of secret values without Python,
 the secret-key pre-test without ``lower()``, the node id a record prints in one scan, and the
 header fields of Kafka's own layouts without the regex.
 
-``Fingerprint.java``, ``SecretKeyMention.java``, ``NodeIdInMessage.java`` and
+``Fingerprints.java``, ``SecretKeyMention.java``, ``NodeIdInMessage.java`` and
 ``HeaderFields.java`` are compiled into the jar of the project's JVM functions with the
 request-log parse's (``jobs.jvm_parsers``), which adds it to a session. ``fingerprint_function``
-gives the fingerprint when the session has that jar, otherwise None, and
+gives the fingerprints when the session has that jar, otherwise None, and
 ``transforms.bronze.redaction`` fingerprints with its pandas UDF; the others are registered by
 name (``SECRET_KEY_MENTION_FUNCTION``, ``NODE_ID_FUNCTION``, ``HEADER_FIELDS_FUNCTION``) and
 used when the session has them, Spark expressions otherwise. The values are the same either way
@@ -30,8 +30,8 @@ from transforms.native import keyed_jvm_function
 
 #: The folder of the Java source (a package resource), compiled into the functions' jar.
 SOURCES: Traversable = files(__name__)
-#: The class; its static ``of(Column value, byte[] key)`` makes the column.
-FINGERPRINT_CLASS = "kafkaaudit.bronze.Fingerprint"
+#: The class; its static ``of(Column values, byte[] key)`` makes the column.
+FINGERPRINT_CLASS = "kafkaaudit.bronze.Fingerprints"
 #: Session function name of ``SecretKeyMention`` (boolean: the text names a secret key in any
 #: ASCII case; null for null) and its class.
 SECRET_KEY_MENTION_FUNCTION = "kafka_audit_mentions_secret_key"
@@ -55,13 +55,13 @@ FUNCTIONS = (
 
 
 def fingerprint_function(spark: SparkSession, key: bytes) -> Callable[[Column], Column] | None:
-    """``Fingerprint.of(value, key)`` as a column function: the fingerprint of a secret value
-    as logged (string Column: 32 lowercase hex characters, the HMAC-SHA256 of the value without
-    its JSON quotes, keyed with ``key``; null for null). None when ``spark`` has not added the
+    """``Fingerprints.of(values, key)`` as a column function: the fingerprints of a record's
+    secret values as logged (array<string> Column in, array<string> out: per element 32
+    lowercase hex characters, the HMAC-SHA256 of the value without its JSON quotes, keyed with
+    ``key``; null for a null array or element). None when ``spark`` has not added the
     functions' jar (``jobs.jvm_parsers.install``: no JDK, a failed build, the setting off).
 
-    The function takes any string Column, a higher-order function's lambda variable included
-    (``transforms.native.keyed_jvm_function``). Raises nothing for a missing class; a JVM error
-    while building a column (an empty key) propagates.
+    Raises nothing for a missing class; a JVM error while building a column (an empty key)
+    propagates.
     """
     return keyed_jvm_function(spark, FINGERPRINT_CLASS, [key])
