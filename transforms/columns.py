@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -91,6 +91,59 @@ def groups(text: Column, regex: str, count: int, empty_as_null: bool = True) -> 
     per_group = F.when(text.rlike(regex), F.array(*extracted))
     parts = F.split(replaced, sep)
     return split_groups(parts, count, text.contains(sep), per_group, empty_as_null)
+
+
+#: A line format: (kind, regex, {field name: group number}). The regex matches from the text's
+#: start when it matches at all (``groups``).
+LineFormat = tuple[str, str, Mapping[str, int]]
+
+
+def numbered(names: Sequence[str]) -> dict[str, int]:
+    """``{name: group number}`` for groups named in order: ``names[0]`` is group 1."""
+    return {name: number for number, name in enumerate(names, 1)}
+
+
+def first_format(text: Column, formats: Sequence[LineFormat], kind: str) -> Column:
+    """Which of ``formats`` matches ``text`` first, and that format's groups.
+
+    Each format's regex runs at most twice per row: ``rlike``, then one rewrite for all its
+    groups (``groups``). A ``group`` per field inside the ``when`` ran it twice per field, as
+    Spark inlines ``nullif`` inside a branch (issue 15, forty-eighth and forty-ninth parts).
+    Read the result with ``format_fields``.
+
+    Output: struct(``kind`` string: the format's kind, ``found`` array<string>: its groups 1..n,
+    n the highest group number it names); null when ``text`` is null or no format matches.
+    """
+    result: Column | None = None
+    for name, regex, fields in formats:
+        count = max(fields.values(), default=0)
+        found = groups(text, regex, count, empty_as_null=False) if count else F.array()
+        value = F.struct(F.lit(name).alias(kind), found.cast("array<string>").alias("found"))
+        matched = text.rlike(regex)
+        result = F.when(matched, value) if result is None else result.when(matched, value)
+    if result is None:
+        raise ValueError("no line format given")
+    return result
+
+
+def format_fields(matched: Column, formats: Sequence[LineFormat], kind: str) -> dict[str, Column]:
+    """``kind`` (string) and every field the ``formats`` name (string, in first-named order), read
+    from ``first_format``'s struct: the matched format's group, null where that format has no
+    such field, the group is empty or nothing matched (as ``group`` gives it)."""
+    matched_kind, found = matched[kind], matched["found"]
+    columns = {kind: matched_kind}
+    for field in dict.fromkeys(field for _, _, fields in formats for field in fields):
+        value: Column | None = None
+        for name, _, fields in formats:
+            if field in fields:
+                got, hit = F.get(found, fields[field] - 1), matched_kind == name
+                # group_at without nullif, whose common expression would be a projection of its
+                # own (split_groups): get() is cheap to read twice.
+                got = F.when(got != "", got)
+                value = F.when(hit, got) if value is None else value.when(hit, got)
+        assert value is not None  # the field is named by some format
+        columns[field] = value
+    return columns
 
 
 def starts_after_spaces(text: Column, prefix: str) -> Column:

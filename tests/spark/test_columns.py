@@ -10,13 +10,18 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from transforms.columns import (
+    LineFormat,
     ends_before_spaces,
+    first_format,
+    format_fields,
     group,
     group_at,
     groups,
     rest_of,
     starts_after_spaces,
 )
+from transforms.silver.auth.parse import _FORMATS as AUTH_FORMATS
+from transforms.silver.connect.worker import _FORMATS as WORKER_FORMATS
 from transforms.silver.request_log.parse import (
     CONNECTION_ID_RE,
     PREFIX,
@@ -82,6 +87,73 @@ def test_groups_equal_one_regexp_extract_per_group(spark: SparkSession) -> None:
     ]
     odd = df.where("id = 2").select(group_at(found, 10).alias("principal")).first()
     assert odd is not None and odd["principal"] == "User:\u0001odd,OU=b"
+
+
+def _fields_one_group_per_field(
+    text: Column, formats: tuple[LineFormat, ...], kind: str
+) -> list[Column]:
+    """The form ``first_format`` replaced: per field, the first matching format's ``group``."""
+    kind_value = F.lit(None).cast("string")
+    for name, regex, _ in reversed(formats):
+        kind_value = F.when(text.rlike(regex), F.lit(name)).otherwise(kind_value)
+    columns = [kind_value.alias(kind)]
+    for field in dict.fromkeys(f for _, _, fields in formats for f in fields):
+        value = F.lit(None).cast("string")
+        for _, regex, fields in reversed(formats):
+            got = group(text, regex, fields[field]) if field in fields else F.lit(None)
+            value = F.when(text.rlike(regex), got).otherwise(value)
+        columns.append(value.alias(field))
+    return columns
+
+
+@pytest.mark.parametrize(
+    ("formats", "kind", "texts"),
+    [
+        (
+            AUTH_FORMATS,
+            "_kind",
+            [
+                "Failed authentication with /10.0.0.5 (channelId=10.0.0.1:9093-10.0.0.5:51000-3) "
+                "(Authentication failed: Invalid username or password)",
+                "Successfully authenticated with /10.0.0.5",
+                "Successfully re-authenticated with host.example/10.1.2.3\n",
+                "Failed re-authentication with <redacted> (SASL mechanism changed)",
+                "Connection to node 1 (kafka-1/10.0.0.1:9093) failed authentication due to: x\n",
+                "Connection to node -1 failed authentication due to: ",  # an empty group
+                "Beginning re-authentication: org.apache.kafka.common.security.authenticator."
+                "SaslServerAuthenticator@1a2b3c",  # a format without groups
+                "Failed during re-authentication: odd \u0001 separator",  # the fallback path
+                "Using SASL mechanism 'SCRAM-SHA-512' provided by client",
+                "Failed authentication with",  # cut: no format
+                "",
+                None,
+            ],
+        ),
+        (
+            WORKER_FORMATS,
+            "event_type",
+            [
+                "Session key updated",
+                "Failed to reconfigure connector's tasks (conn), retrying after backoff.",
+                "Failed to reconfigure connector's tasks, retrying after backoff:",
+                "Uncaught exception in REST call to /connectors/x/tasks",
+                "Uncaught exception in REST call to ",
+                None,
+            ],
+        ),
+    ],
+)
+def test_first_format_equals_one_group_per_field(
+    spark: SparkSession, formats: tuple[LineFormat, ...], kind: str, texts: list[str | None]
+) -> None:
+    df = spark.createDataFrame(list(enumerate(texts)), "id int, text string")
+    matched = first_format(F.col("text"), formats, kind)
+    fields = format_fields(matched, formats, kind)
+    fast = df.select("id", *[value.alias(name) for name, value in fields.items()])
+    slow = df.select("id", *_fields_one_group_per_field(F.col("text"), formats, kind))
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    kinds = [row[kind] for row in fast.orderBy("id").collect()]
+    assert sum(k is not None for k in kinds) == len(texts) - (3 if kind == "_kind" else 2)
 
 
 def test_header_groups_on_the_header_match(spark: SparkSession) -> None:

@@ -18,8 +18,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import authz_decisions as schema
+from transforms.columns import LineFormat, first_format, format_fields, numbered, typed_nulls
 from transforms.columns import group as _group
-from transforms.columns import group_at, groups, typed_nulls
 from transforms.quarantine import Check, first_failure
 
 LOGGER_RE = r"^kafka\.authorizer\.logger(?::\d+)?$"
@@ -123,45 +123,12 @@ def authz_decision(result: Column) -> Column:
     )
 
 
-_FORMATS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    (schema.RECORD_DECISION, DECISION_RE, _FIELDS[:9]),
-    (schema.RECORD_ACL_MATCH, ACL_MATCH_RE, _ACL_MATCH_FIELDS),
-    (schema.RECORD_NO_ACL, NO_ACL_RE, ("_resource_raw", "_result")),
-    (schema.RECORD_SUPER_USER, SUPER_USER_RE, ("principal",)),
+_FORMATS: tuple[LineFormat, ...] = (
+    (schema.RECORD_DECISION, DECISION_RE, numbered(_FIELDS[:9])),
+    (schema.RECORD_ACL_MATCH, ACL_MATCH_RE, numbered(_ACL_MATCH_FIELDS)),
+    (schema.RECORD_NO_ACL, NO_ACL_RE, numbered(("_resource_raw", "_result"))),
+    (schema.RECORD_SUPER_USER, SUPER_USER_RE, numbered(("principal",))),
 )
-
-
-def _fields(message: Column) -> Column:
-    """record_type and the groups of whichever format matched (``found``: array<string>,
-    ``transforms.columns.groups``), as one struct; null when none matches. Read its fields
-    with ``_field_columns``.
-
-    Each format's regex runs twice at most: ``rlike``, then one rewrite for all its groups.
-    A ``regexp_extract`` per field, each under ``nullif`` (inlined, so evaluated twice inside
-    a branch), ran ``DECISION_RE`` 19 times per record (issue 15, forty-eighth part)."""
-    result: Column | None = None
-    for record_type, regex, names in _FORMATS:
-        found = groups(message, regex, len(names), empty_as_null=False)
-        value = F.struct(F.lit(record_type).alias("record_type"), found.alias("found"))
-        matched = message.rlike(regex)
-        result = F.when(matched, value) if result is None else result.when(matched, value)
-    assert result is not None
-    return result
-
-
-def _field_columns(fields: Column) -> dict[str, Column]:
-    """record_type and each of ``_FIELDS`` (string; null where the matched format has no such
-    field, or the group is empty) from a ``_fields`` struct."""
-    record_type, found = fields["record_type"], fields["found"]
-    columns = {"record_type": record_type}
-    for name in _FIELDS:
-        value: Column | None = None
-        for kind, _, names in _FORMATS:
-            if name in names:
-                got, hit = group_at(found, names.index(name) + 1), record_type == kind
-                value = F.when(hit, got) if value is None else value.when(hit, got)
-        columns[name] = F.lit(None).cast("string") if value is None else value
-    return columns
 
 
 def _resource_columns(resource_raw: Column) -> dict[str, Column]:
@@ -254,8 +221,8 @@ def parse_authz_decisions(bronze: DataFrame) -> DataFrame:
     a format does not carry are null.
     """
     c = F.col
-    staged = bronze.withColumn("_f", _fields(c("message")))
-    fields = staged.withColumns(_field_columns(c("_f")))
+    staged = bronze.withColumn("_f", first_format(c("message"), _FORMATS, "record_type"))
+    fields = staged.withColumns(format_fields(c("_f"), _FORMATS, "record_type"))
     derived = fields.withColumns(
         {
             "event_ts": c("log_ts"),

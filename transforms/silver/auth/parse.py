@@ -32,7 +32,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import auth_events as schema
-from transforms.columns import group, typed_nulls
+from transforms.columns import LineFormat, first_format, format_fields, group, numbered, typed_nulls
 from transforms.quarantine import Check, first_failure
 from transforms.silver.auth import debug
 from transforms.silver.auth.endpoints import (
@@ -81,14 +81,15 @@ CLIENT_FAILED_RE = (
 #: How outcome lines start: a claimed line that starts so but does not parse was cut short.
 _HEAD_RE = r"^(?:(?:Failed|Successfully) (?:re-)?authenticat|Connection (?:to node|with)\b)"
 
-_FORMATS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+_NAMED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("failed", FAILED_RE, ("_re", *_ADDRESS_FIELDS, "_channel", "reason")),
     ("succeeded", SUCCEEDED_RE, ("_re", *_ADDRESS_FIELDS)),
     ("legacy_failed", LEGACY_FAILED_RE, (*_ADDRESS_FIELDS, "_channel")),
     ("client_failed", CLIENT_FAILED_RE, ("_broker_node", "broker_address", "reason")),
     *debug.FORMATS,
 )
-_FIELDS = tuple(dict.fromkeys(name for _, _, names in _FORMATS for name in names))
+#: (kind, regex, {field: group number}); '_'-fields are intermediate.
+_FORMATS: tuple[LineFormat, ...] = tuple((k, r, numbered(names)) for k, r, names in _NAMED)
 #: kind -> (event_type, event_type when the line says re-authentication).
 _EVENT_TYPES: dict[str, tuple[str, str]] = {
     "failed": (schema.EVENT_AUTHENTICATION_FAILED, schema.EVENT_REAUTHENTICATION_FAILED),
@@ -114,19 +115,6 @@ def is_auth_record(logger: Column, message: Column) -> Column:
     outcome = logger.rlike(LOGGER_RE) & message.rlike(MARKER_RE)
     detail = logger.rlike(debug.DEBUG_LOGGER_RE) & message.rlike(debug.DEBUG_MARKER_RE)
     return F.coalesce(outcome | detail, F.lit(False))
-
-
-def _fields(body: Column) -> Column:
-    """_kind plus the verbatim fields of whichever format matched, as one struct."""
-    result: Column | None = None
-    for kind, regex, names in _FORMATS:
-        groups = {name: group(body, regex, i) for i, name in enumerate(names, 1)}
-        values = [groups.get(f, F.lit(None).cast("string")).alias(f) for f in _FIELDS]
-        value = F.struct(F.lit(kind).alias("_kind"), *values)
-        matched = body.rlike(regex)
-        result = F.when(matched, value) if result is None else result.when(matched, value)
-    assert result is not None
-    return result
 
 
 def _event_type(kind: Column, re_: Column) -> Column:
@@ -198,20 +186,21 @@ def _reason_columns(kind: Column, reason: Column) -> dict[str, Column]:
     }
 
 
-def _address_columns() -> dict[str, Column]:
-    """The Selector's socket description and channel id, placeholders left out.
+def _address_columns(fields: dict[str, Column]) -> dict[str, Column]:
+    """The format's fields, with the Selector's socket description and channel id,
+    placeholders left out.
 
-    Output columns: connection_id (string: a debug line's id, else the channelId unless the
-    poster replaced it by a placeholder), peer_host (string: the description's host, also
-    beside a placeholder), _redacted (boolean: the description's address is a placeholder,
-    ``REDACTED_RE``). Input: the ``_fields`` columns.
+    Output columns: those of ``fields``, with connection_id (string: a debug line's id, else
+    the channelId unless the poster replaced it by a placeholder), peer_host (string: the
+    description's host, also beside a placeholder), _redacted (boolean: the description's
+    address is a placeholder, ``REDACTED_RE``). Input: ``format_fields`` of ``_FORMATS``,
+    built on here rather than read back, so that both are one projection.
     """
-    c = F.col
-    channel = F.when(~c("_channel").rlike(rf"^(?:{REDACTED_RE})$"), c("_channel"))
-    return {
-        "connection_id": F.coalesce(c("connection_id"), channel),
-        "peer_host": F.coalesce(c("peer_host"), c("_redacted_host")),
-        "_redacted": c("_redacted").isNotNull(),
+    channel = F.when(~fields["_channel"].rlike(rf"^(?:{REDACTED_RE})$"), fields["_channel"])
+    return fields | {
+        "connection_id": F.coalesce(fields["connection_id"], channel),
+        "peer_host": F.coalesce(fields["peer_host"], fields["_redacted_host"]),
+        "_redacted": fields["_redacted"].isNotNull(),
     }
 
 
@@ -265,9 +254,8 @@ def parse_auth_events(bronze: DataFrame) -> DataFrame:
     prefix, body = group(c("message"), PREFIX_RE, 1), F.regexp_extract(c("message"), _BODY_RE, 1)
     fields = (
         bronze.withColumns({"_prefix": prefix, "_body": body})
-        .withColumn("_f", _fields(c("_body")))
-        .select("*", "_f.*")
-        .withColumns(_address_columns())
+        .withColumn("_f", first_format(c("_body"), _FORMATS, "_kind"))
+        .withColumns(_address_columns(format_fields(c("_f"), _FORMATS, "_kind")))
     )
     remote = F.struct("remote_ip", "remote_port")
     peers = peer_columns(c("broker_address"), c("peer_host"), c("peer_ip"), remote)

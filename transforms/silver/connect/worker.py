@@ -20,8 +20,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import connect_requests as schema
+from transforms.columns import LineFormat, first_format, format_fields, lookup
 from transforms.columns import group as _group
-from transforms.columns import lookup
 from transforms.quarantine import Check, first_failure
 from transforms.silver.connect.rest import (
     connect_request_columns,
@@ -114,10 +114,11 @@ SIGNATURE_FAILURES: dict[str, str] = {
 _SIGNATURE_RE = "|".join(SIGNATURE_FAILURES.values())
 #: Throwable.toString on the first stack-trace line: 'fully.qualified.Name[: message]'.
 EXCEPTION_RE = r"^\s*((?:[A-Za-z_$][\w$]*\.)+[A-Za-z_$][\w$]*)(?:: (.*?))?\s*$"
-_FIELDS: tuple[str, ...] = (
-    "_forward", "target_url", "_parens", "_name", "_end", "config_name", "config_value",
-    "previous_config_value", "uri",
-)  # fmt: skip
+#: (event_type, the whole wording ``^head rest\s*$``, {column: group}) of each EVENT_PATTERNS entry.
+_FORMATS: tuple[LineFormat, ...] = tuple(
+    (event_type, rf"^{head}{rest}\s*$", fields)
+    for event_type, (head, rest, fields) in EVENT_PATTERNS.items()
+)
 _FORWARD_KINDS = {"IO error": "io_error", "Thread was interrupted": "interrupted", "Error": "error"}
 
 
@@ -144,20 +145,6 @@ def signature_failure_code(text: Column) -> Column:
     result = F.lit(None).cast("string")
     for code, regex in reversed(SIGNATURE_FAILURES.items()):
         result = F.when(text.rlike(regex), F.lit(code)).otherwise(result)
-    return result
-
-
-def _fields(body: Column) -> Column:
-    """event_type plus the raw groups of whichever EVENT_PATTERNS entry matched, as a struct."""
-    result = F.lit(None)
-    for event_type, (head, rest, groups) in reversed(EVENT_PATTERNS.items()):
-        full = rf"^{head}{rest}\s*$"
-        values = [
-            (_group(body, full, groups[f]) if f in groups else F.lit(None).cast("string")).alias(f)
-            for f in _FIELDS
-        ]
-        value = F.struct(F.lit(event_type).alias("event_type"), *values)
-        result = F.when(body.rlike(full), value).otherwise(result)
     return result
 
 
@@ -247,8 +234,8 @@ def parse_connect_worker(bronze: DataFrame) -> DataFrame:
     first_line = F.substring_index(c("continuation"), "\n", 1)
     fields = (
         bronze.withColumns({**prefix, "_body": F.regexp_extract(c("message"), PREFIX_RE, 5)})
-        .withColumn("_f", _fields(c("_body")))
-        .select("*", "_f.*")
+        .withColumn("_f", first_format(c("_body"), _FORMATS, "event_type"))
+        .withColumns(format_fields(c("_f"), _FORMATS, "event_type"))
     )
     signature = signature_failure_code(F.concat_ws("\n", c("message"), c("continuation")))
     values = {
