@@ -16,8 +16,10 @@ from pyspark.sql import functions as F
 from schemas.authz_decisions import CONFLUENT_COLUMNS
 from schemas.raw_lines import FAMILY_AUTHZ
 from tests.support.bronze_rows import Record, assert_parsed, bronze_df, sample_file_records
+from transforms.columns import group
 from transforms.silver.auth.parse import is_auth_record
 from transforms.silver.authz import (
+    PRINCIPAL_NAME_RE,
     authz_decision,
     is_authz_record,
     kafka_enum_name,
@@ -257,6 +259,25 @@ def test_column_functions_including_nulls(spark: SparkSession) -> None:
         "enum string, type string, name string, decision string",
     )
     assert_df_equality(actual, expected, ignore_nullable=True)
+
+
+def test_principal_parts_equal_their_regex_groups(spark: SparkSession) -> None:
+    """principal_type / principal_name (no nullif, one regex evaluation) against the
+    ``group`` forms they replace, on the edges: empty type or name, no ':', several ':', line
+    terminators inside and at the end (Java's '.' and '$'), null."""
+    texts = ["User:alice", "User:", ":alice", "alice", "", "User:a:b", "User:a\nb", "User:a\n"]
+    texts += ["User:a\u2028", "User:\n", "Us\ner:a", "\n:a", None]
+    df = spark.createDataFrame(list(enumerate(texts)), "id int, principal string")
+    p = F.col("principal")
+    fast = df.select("id", principal_type(p).alias("type"), principal_name(p).alias("name"))
+    slow = df.select(
+        "id",
+        group(p, r"^([^:]*):", 1).alias("type"),
+        group(p, PRINCIPAL_NAME_RE, 1).alias("name"),
+    )
+    assert_df_equality(fast, slow, ignore_nullable=True)
+    names = {row["id"]: row["name"] for row in fast.collect()}
+    assert (names[0], names[6], names[7], names[9]) == ("alice", None, "a", None)
 
 
 def test_is_authz_record_claims_the_whole_logger(spark: SparkSession) -> None:

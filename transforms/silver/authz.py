@@ -106,13 +106,24 @@ def kafka_enum_name(raw: Column) -> Column:
 
 
 def principal_type(principal: Column) -> Column:
-    """KafkaPrincipal type: the text before the first ':' (null without ':' or for null)."""
-    return _group(principal, r"^([^:]*):", 1)
+    """KafkaPrincipal type: the text before the first ':' (null without ':', when it is empty,
+    or for null); ``group(principal, "^([^:]*):", 1)`` without ``nullif``, whose common
+    expression is a projection of its own in the parse (``transforms.columns.split_groups``)."""
+    return F.when(F.instr(principal, ":") > 1, F.substring_index(principal, ":", 1))
+
+
+#: The text after the first ':' to the end (Java's ``.`` stops at a line terminator; ``$``
+#: matches before a final one).
+PRINCIPAL_NAME_RE = r"^[^:]*:(.*)$"
 
 
 def principal_name(principal: Column) -> Column:
-    """KafkaPrincipal name: the text after the first ':' (null without ':' or for null)."""
-    return _group(principal, r"^[^:]*:(.*)$", 1)
+    """KafkaPrincipal name: the text after the first ':' (null without ':', when it is empty,
+    or for null); ``group(principal, PRINCIPAL_NAME_RE, 1)`` with one regex evaluation and
+    without ``nullif`` (``principal_type``): the regex is anchored, so it finds one match at
+    most, and an empty name is removed from the array."""
+    found = F.regexp_extract_all(principal, F.lit(PRINCIPAL_NAME_RE), 1)
+    return F.get(F.array_remove(found, F.lit("")), 0)
 
 
 def authz_decision(result: Column) -> Column:

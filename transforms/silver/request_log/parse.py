@@ -229,16 +229,27 @@ def _split_forms(bronze: DataFrame) -> DataFrame:
     record goes through them."""
     c, message = F.col, F.col("message")
     body = F.when(message.startswith(PREFIX), rest_of(message, len(PREFIX) + 1))
-    staged = bronze.withColumns({"_body": body, "log_format": _log_format(message)})
-    string, json = schema.FORMAT_STRING, schema.FORMAT_JSON
-    staged = staged.withColumns(
+    log_format = _log_format(message)
+    string_function, json_function = (
+        name if bronze.sparkSession.catalog.functionExists(name) else None
+        for name in (STRING_FORM_FUNCTION, JSON_FORM_FUNCTION)
+    )
+    # The JVM functions' answers in the body's projection: the body is cut from the message
+    # again for them (a copy of its bytes), one projection less (issue 15, forty-ninth part).
+    staged = bronze.withColumns(
         {
-            "_n": _native_answer(bronze, STRING_FORM_FUNCTION, STRING_FORM_SCHEMA, string),
-            "_nj": _native_answer(bronze, JSON_FORM_FUNCTION, JSON_FORM_SCHEMA, json),
+            "_body": body,
+            "log_format": log_format,
+            "_n": _native_answer(
+                string_function, STRING_FORM_SCHEMA, body, log_format, schema.FORMAT_STRING
+            ),
+            "_nj": _native_answer(
+                json_function, JSON_FORM_SCHEMA, body, log_format, schema.FORMAT_JSON
+            ),
         }
     )
     is_string = _string_by_expressions()
-    materialised = not bronze.sparkSession.catalog.functionExists(STRING_FORM_FUNCTION)
+    materialised = string_function is None
     stages = split_string_form(c("_body"), materialised)
     if materialised:
         for stage in stages:
@@ -272,12 +283,13 @@ def _log_format(message: Column) -> Column:
     )
 
 
-def _native_answer(bronze: DataFrame, function: str, result: StructType, log_format: str) -> Column:
-    """``function`` of ``_body`` for the records of ``log_format`` (null for the others, and
-    for all when the session has no such function), as ``result``."""
-    found = bronze.sparkSession.catalog.functionExists(function)
-    answer = F.call_udf(function, F.col("_body")) if found else F.lit(None)
-    return F.when(F.col("log_format") == log_format, answer).cast(result)
+def _native_answer(
+    function: str | None, result: StructType, body: Column, log_format: Column, form: str
+) -> Column:
+    """``function`` (a session function's name; None when the session has none) of ``body``
+    for the records of ``form`` (``log_format``), null for the others, as ``result``."""
+    answer = F.call_udf(function, body) if function is not None else F.lit(None)
+    return F.when(log_format == form, answer).cast(result)
 
 
 def _passes_every_check(json_expressions: Column) -> Column:
@@ -319,8 +331,10 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     is_string, json_expressions = _string_by_expressions(), _json_by_expressions()
     json = json_fields(c("_j"))
     text = string_fields(c("_s.header_groups"), c("_s.metric_groups"), c("_s.rest"))
-    fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
-    fields = fields.withColumn("_conn", connection_groups(c("connection_id")))
+    combined = _combined(is_json, is_string, json, text)
+    # In the same projection: the connection id's expression is evaluated again for its groups.
+    combined["_conn"] = connection_groups(combined["connection_id"])
+    fields = _split_forms(bronze).withColumns(combined)
     fields = fields.withColumns(
         {
             "event_ts": c("log_ts"),
