@@ -265,8 +265,8 @@ def test_principal_parts_equal_their_regex_groups(spark: SparkSession) -> None:
     """principal_type / principal_name (no nullif, one regex evaluation) against the
     ``group`` forms they replace, on the edges: empty type or name, no ':', several ':', line
     terminators inside and at the end (Java's '.' and '$'), null."""
-    texts = ["User:alice", "User:", ":alice", "alice", "", "User:a:b", "User:a\nb", "User:a\n"]
-    texts += ["User:a\u2028", "User:\n", "Us\ner:a", "\n:a", None]
+    texts: list[str | None] = ["User:alice", "User:", ":alice", "alice", "", "User:a:b"]
+    texts += ["User:a\nb", "User:a\n", "User:a\u2028", "User:\n", "Us\ner:a", "\n:a", None]
     df = spark.createDataFrame(list(enumerate(texts)), "id int, principal string")
     p = F.col("principal")
     fast = df.select("id", principal_type(p).alias("type"), principal_name(p).alias("name"))
