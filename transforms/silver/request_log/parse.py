@@ -128,17 +128,20 @@ def _combined(
     is_json: Column, is_string: Column, json: dict[str, Column], text: dict[str, Column]
 ) -> dict[str, Column]:
     """Each silver column from the form the record has: a JVM function's answer for a record
-    it answered for (``_n``, ``_nj``; ``_native_fields``), else the expressions'."""
+    it answered for (``_n``, ``_nj``; ``_native_fields``), else the expressions'; and ``_conn``,
+    the connection id's groups (``connection_groups``), in the same projection: the connection
+    id's expression is evaluated again for them (issue 15, forty-ninth part)."""
     string_native, json_native = _native_fields()
     names = dict.fromkeys([*json, *text])
     none = F.lit(None)
-    return {
+    combined = {
         name: F.when(_answered_string(), string_native.get(name, none))
         .when(_answered_json(), json_native.get(name, none))
         .when(is_json, json.get(name, none))
         .when(is_string, text.get(name, none))
         for name in names
     }
+    return combined | {"_conn": connection_groups(combined["connection_id"])}
 
 
 def _answered_string() -> Column:
@@ -331,10 +334,7 @@ def parse_request_events(bronze: DataFrame) -> DataFrame:
     is_string, json_expressions = _string_by_expressions(), _json_by_expressions()
     json = json_fields(c("_j"))
     text = string_fields(c("_s.header_groups"), c("_s.metric_groups"), c("_s.rest"))
-    combined = _combined(is_json, is_string, json, text)
-    # In the same projection: the connection id's expression is evaluated again for its groups.
-    combined["_conn"] = connection_groups(combined["connection_id"])
-    fields = _split_forms(bronze).withColumns(combined)
+    fields = _split_forms(bronze).withColumns(_combined(is_json, is_string, json, text))
     fields = fields.withColumns(
         {
             "event_ts": c("log_ts"),
